@@ -1,0 +1,58 @@
+/**
+ * The operator interface: create accounts and set plans. It exists only when
+ * ADMIN_TOKEN is configured; otherwise every /admin path is 404, so a scan
+ * learns nothing.
+ */
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { createMiddleware } from "hono/factory";
+import type { AppDeps } from "../deps.ts";
+import type { AppEnv } from "../http/env.ts";
+import { validationHook } from "../http/validation.ts";
+import { bodyGuards } from "../http/guards.ts";
+import { errorResponses, IdParamSchema, jsonBody, jsonResponse } from "../http/schemas.ts";
+import { ApiError, unauthorized } from "../errors.ts";
+import { timingSafeEqualText } from "../shared/crypto.ts";
+import { AccountSchema, toAccountJson } from "../accounts/schemas.ts";
+import { createAccount, setPlan } from "../accounts/service.ts";
+import { AdminAccountCreateRequestSchema, AdminAccountUpdateRequestSchema } from "./schemas.ts";
+
+const security = [{ adminToken: [] }];
+
+const createAccountRoute = createRoute({
+  method: "post",
+  path: "/admin/accounts",
+  request: { body: jsonBody(AdminAccountCreateRequestSchema) },
+  responses: { 201: jsonResponse("The new account", AccountSchema), ...errorResponses(400, 401, 404, 413, 415) },
+  security,
+});
+
+const updateAccountRoute = createRoute({
+  method: "patch",
+  path: "/admin/accounts/{id}",
+  request: { params: IdParamSchema, body: jsonBody(AdminAccountUpdateRequestSchema) },
+  responses: { 200: jsonResponse("The updated account", AccountSchema), ...errorResponses(400, 401, 404, 413, 415) },
+  security,
+});
+
+/** 404 without ADMIN_TOKEN; 401 unless the bearer is the token. */
+function adminGuard(token: string | undefined) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    if (!token) throw new ApiError(404, "NOT_FOUND", "Not found");
+    const presented = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    if (!presented || !(await timingSafeEqualText(presented, token))) throw unauthorized();
+    await next();
+  });
+}
+
+/** The /admin routes. */
+export function adminRoutes(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
+  app.use("/admin/*", adminGuard(deps.config.adminToken), ...bodyGuards(deps));
+  return app.openapi(createAccountRoute, async (c) => {
+    const account = await createAccount(deps.sql, deps.clock, c.req.valid("json"));
+    return c.json(toAccountJson(account), 201);
+  }).openapi(updateAccountRoute, async (c) => {
+    const account = await setPlan(deps.sql, c.req.valid("param").id, c.req.valid("json").plan);
+    return c.json(toAccountJson(account), 200);
+  });
+}

@@ -1,0 +1,107 @@
+/** HTTP layer of API keys (spec 4.1): create, list, revoke. */
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppDeps } from "../deps.ts";
+import type { AppEnv } from "../http/env.ts";
+import { validationHook } from "../http/validation.ts";
+import { bodyGuards } from "../http/guards.ts";
+import { API_SECURITY, errorResponses, IdParamSchema, jsonBody, SuccessSchema } from "../http/schemas.ts";
+import { requirePlan } from "../auth/middleware.ts";
+import { rateLimit } from "../rate_limit/middleware.ts";
+import { ApiKeyCreatedSchema, ApiKeyCreateRequestSchema, ApiKeySchema, toApiKeyJson } from "./schemas.ts";
+import { createApiKey, revokeApiKey } from "./service.ts";
+import { listApiKeys } from "./repo.ts";
+
+const PLAN_MESSAGE = "API keys not available on your plan";
+
+/** Spec section 8: requests per minute by plan; free has no allowance. */
+export const API_KEY_RATE_LIMITS = {
+  create: { pro: 10, business: 30 },
+  list: { pro: 30, business: 60 },
+  delete: { pro: 10, business: 30 },
+} as const;
+
+const RateLimitHeaders = z.object({ "RateLimit": z.string(), "RateLimit-Policy": z.string() });
+const RateLimitedHeaders = z.object({
+  "RateLimit": z.string(),
+  "RateLimit-Policy": z.string(),
+  "Retry-After": z.number().int(),
+});
+
+const errors = (...statuses: (400 | 401 | 403 | 404 | 413 | 415)[]) => ({
+  ...errorResponses(...statuses),
+  429: { ...errorResponses(429)[429], headers: RateLimitedHeaders },
+});
+
+const createKey = createRoute({
+  method: "post",
+  path: "/api/api-keys",
+  request: { body: jsonBody(ApiKeyCreateRequestSchema) },
+  responses: {
+    201: {
+      description: "The new key; `key` is shown only here",
+      headers: RateLimitHeaders,
+      content: { "application/json": { schema: ApiKeyCreatedSchema } },
+    },
+    ...errors(400, 401, 403, 413, 415),
+  },
+  security: API_SECURITY,
+});
+
+const listKeys = createRoute({
+  method: "get",
+  path: "/api/api-keys",
+  responses: {
+    200: {
+      description: "The account's keys, without the keys themselves",
+      headers: RateLimitHeaders,
+      content: { "application/json": { schema: z.array(ApiKeySchema) } },
+    },
+    ...errors(401, 403),
+  },
+  security: API_SECURITY,
+});
+
+const deleteKey = createRoute({
+  method: "delete",
+  path: "/api/api-keys/{id}",
+  request: { params: IdParamSchema },
+  responses: {
+    200: {
+      description: "The key is revoked",
+      headers: RateLimitHeaders,
+      content: { "application/json": { schema: SuccessSchema } },
+    },
+    ...errors(401, 403, 404),
+  },
+  security: API_SECURITY,
+});
+
+/** The API key routes; authentication is applied by the app to all of `/api`. */
+export function apiKeyRoutes(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
+  const plan = requirePlan(["pro", "business"], PLAN_MESSAGE);
+  // Order of checks (design): 401 (app) -> 403 plan -> 429 rate -> 415/413 body -> 400 validation.
+  app.on(
+    "POST",
+    "/api/api-keys",
+    plan,
+    rateLimit(deps, "api-keys-create", API_KEY_RATE_LIMITS.create),
+    ...bodyGuards(deps),
+  );
+  app.on("GET", "/api/api-keys", plan, rateLimit(deps, "api-keys-list", API_KEY_RATE_LIMITS.list));
+  app.on("DELETE", "/api/api-keys/:id", plan, rateLimit(deps, "api-keys-delete", API_KEY_RATE_LIMITS.delete));
+
+  return app.openapi(createKey, async (c) => {
+    const { name } = c.req.valid("json");
+    const k = await createApiKey(deps.sql, deps.clock, c.get("principal").accountId, name);
+    return c.json(
+      { id: k.id, name: k.name, key: k.key, keyPrefix: k.keyPrefix, createdAt: k.createdAt.toISOString() },
+      201,
+    );
+  }).openapi(listKeys, async (c) => {
+    return c.json((await listApiKeys(deps.sql, c.get("principal").accountId)).map(toApiKeyJson), 200);
+  }).openapi(deleteKey, async (c) => {
+    await revokeApiKey(deps.sql, deps.authCache, c.get("principal").accountId, c.req.valid("param").id);
+    return c.json({ success: true as const }, 200);
+  });
+}

@@ -1,0 +1,77 @@
+/** API key rules: issue, list, revoke, and authenticate a bearer key. */
+import type { Sql } from "../db/client.ts";
+import { ApiError, notFound } from "../errors.ts";
+import { newId } from "../shared/ids.ts";
+import { sha256Hex } from "../shared/crypto.ts";
+import type { Clock } from "../shared/clock.ts";
+import { lockAccount } from "../accounts/repo.ts";
+import { generateApiKey, isWellFormedApiKey } from "./key_format.ts";
+import * as repo from "./repo.ts";
+import { AUTH_CHANNEL, type AuthCache } from "./auth_cache.ts";
+
+export const MAX_API_KEYS = 10;
+/** `lastUsedAt` is written at most this often per key. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** Issues a key; the full key is in the result and nowhere else, ever. */
+export async function createApiKey(
+  sql: Sql,
+  clock: Clock,
+  accountId: string,
+  name: string,
+): Promise<repo.ApiKeyRow & { key: string }> {
+  const { key, keyPrefix } = generateApiKey();
+  const keyHash = sha256Hex(key);
+  const row = await sql.begin(async (tx) => {
+    await lockAccount(tx, accountId);
+    if (await repo.countApiKeys(tx, accountId) >= MAX_API_KEYS) {
+      throw new ApiError(400, "API_KEY_LIMIT", `Maximum ${MAX_API_KEYS} API keys allowed`);
+    }
+    const now = clock.now();
+    return await repo.insertApiKey(tx, {
+      id: newId("key", now.getTime()),
+      accountId,
+      name,
+      keyPrefix,
+      keyHash,
+      createdAt: now,
+    });
+  });
+  return { ...row, key };
+}
+
+/** Revokes (deletes) a key; 404 when the account has no such key. Every instance forgets it. */
+export async function revokeApiKey(sql: Sql, cache: AuthCache, accountId: string, id: string): Promise<void> {
+  const deleted = await sql.begin(async (tx) => {
+    if (!await repo.deleteApiKey(tx, accountId, id)) return false;
+    await repo.notifyRevoked(tx, AUTH_CHANNEL, id);
+    return true;
+  });
+  if (!deleted) throw notFound("API_KEY_NOT_FOUND", "API key not found");
+  cache.invalidateKey(id);
+}
+
+/** The owner of a presented key, or undefined for an unknown or malformed one. */
+export async function authenticateApiKey(
+  sql: Sql,
+  clock: Clock,
+  cache: AuthCache,
+  presented: string,
+): Promise<repo.KeyOwner | undefined> {
+  // The checksum turns away typos and random probes without a query.
+  if (!isWellFormedApiKey(presented)) return undefined;
+  const hash = sha256Hex(presented);
+  let owner = cache.get(hash);
+  if (!owner) {
+    owner = await repo.findKeyOwner(sql, hash);
+    if (!owner) return undefined;
+    cache.set(hash, owner);
+  }
+  const now = clock.now();
+  if (owner.lastUsedAt === null || now.getTime() - owner.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+    await repo.touchLastUsed(sql, owner.keyId, now, LAST_USED_RESOLUTION_MS);
+    // The cached copy must not trigger the write again on every request.
+    owner.lastUsedAt = now;
+  }
+  return owner;
+}

@@ -1,0 +1,267 @@
+/**
+ * Typed client of the Inbox Service API, a thin layer over openapi-fetch and
+ * the types generated from `openapi.yaml`: every call returns openapi-fetch's
+ * `{ data, error, response }`, where `error` is the API's error body.
+ *
+ * ```ts
+ * const client = createClient({ baseUrl: "http://localhost:8000", apiKey: "isk_..." });
+ * const { data, error } = await client.webhooks.create({ url, events: ["message.received"], secret });
+ * ```
+ *
+ * Receivers verify deliveries with `verifyWebhookSignature` / `parseWebhookEvent`.
+ */
+import createFetchClient, { type Client, type FetchResponse, type Middleware } from "openapi-fetch";
+import type { components, operations, paths } from "../../generated/api.d.ts";
+
+export type { components, operations, paths };
+export type { Client as RawClient, Middleware } from "openapi-fetch";
+export {
+  parseWebhookEvent,
+  type ParseWebhookOptions,
+  verifyWebhookSignature,
+  type WebhookEvent,
+  type WebhookEventType,
+  type WebhookHeaders,
+  WebhookVerificationError,
+  type WebhookVerificationFailure,
+} from "./verify.ts";
+
+type Schemas = components["schemas"];
+/** Body of every 4xx/5xx answer. */
+export type ApiErrorBody = Schemas["Error"];
+export type Account = Schemas["Account"];
+export type Plan = Schemas["Plan"];
+export type Credentials = Schemas["Credentials"];
+export type ApiKey = Schemas["ApiKey"];
+export type ApiKeyCreated = Schemas["ApiKeyCreated"];
+export type EventType = Schemas["EventType"];
+export type DeliveryEventType = Schemas["DeliveryEventType"];
+export type Webhook = Schemas["Webhook"];
+export type WebhookSummary = Schemas["WebhookSummary"];
+export type WebhookCreated = Schemas["WebhookCreated"];
+export type WebhookCreateRequest = Schemas["WebhookCreateRequest"];
+export type WebhookUpdateRequest = Schemas["WebhookUpdateRequest"];
+export type WebhookTestResult = Schemas["WebhookTestResult"];
+export type Delivery = Schemas["Delivery"];
+export type DeliveryList = Schemas["DeliveryList"];
+export type Inbox = Schemas["Inbox"];
+export type InboxCreateRequest = Schemas["InboxCreateRequest"];
+export type InboxList = Schemas["InboxList"];
+export type Message = Schemas["Message"];
+export type MessageSummary = Schemas["MessageSummary"];
+export type MessageList = Schemas["MessageList"];
+export type MessageReceivedEvent = Schemas["MessageReceivedEvent"];
+export type InboxCreatedEvent = Schemas["InboxCreatedEvent"];
+export type InboxExpiredEvent = Schemas["InboxExpiredEvent"];
+export type TestEvent = Schemas["TestEvent"];
+export type MessageReceivedData = Schemas["MessageReceivedData"];
+export type InboxCreatedData = Schemas["InboxCreatedData"];
+export type InboxExpiredData = Schemas["InboxExpiredData"];
+export type TestData = Schemas["TestData"];
+
+/** Options of `createClient`. */
+export interface ClientOptions {
+  /** Root of the service, e.g. `http://localhost:8000`. */
+  baseUrl: string;
+  /** API key (`isk_...`), sent as `Authorization: Bearer` on every `/api` call. */
+  apiKey?: string;
+  /** Session cookie (`session=...`). Register and login replace it; logout clears it. */
+  cookie?: string;
+  /** Operator token, sent only to `/admin` calls. */
+  adminToken?: string;
+  /** A fetch to use instead of the global one. */
+  fetch?: (input: Request) => Promise<Response>;
+  /** Extra headers for every request. */
+  headers?: Record<string, string>;
+}
+
+/** Page options of the list calls. */
+export interface PageQuery {
+  limit?: number;
+  cursor?: string;
+}
+
+const SESSION_PATHS = new Set(["/api/auth/register", "/api/auth/login"]);
+
+/** The session pair (`session=...`) of a response's Set-Cookie, if any. */
+function sessionCookie(response: Response): string | undefined {
+  const header = response.headers.getSetCookie().find((c) => c.startsWith("session="));
+  return header?.split(";")[0];
+}
+
+type Media = `${string}/${string}`;
+/** What a call of operation `M` on path `P` resolves to: openapi-fetch's `{ data, error, response }`. */
+export type ApiResult<P extends keyof paths, M extends keyof paths[P]> = Promise<
+  FetchResponse<NonNullable<paths[P][M]> & Record<string | number, unknown>, Record<never, never>, Media>
+>;
+
+/** The client `createClient` returns: one method per operation of `openapi.yaml`. */
+export interface InboxServiceClient {
+  /** The openapi-fetch client (typed by path), sharing credentials and middleware. */
+  raw: Client<paths>;
+  /** Adds openapi-fetch middleware (logging, retries, recording). */
+  use(...middleware: Middleware[]): void;
+  /** The current session cookie, if any. */
+  readonly cookie: string | undefined;
+  auth: {
+    /** Creates a free account and keeps its session cookie. */
+    register(body: Credentials): ApiResult<"/api/auth/register", "post">;
+    /** Starts a session and keeps its cookie. */
+    login(body: Credentials): ApiResult<"/api/auth/login", "post">;
+    /** Ends the session and forgets the cookie. */
+    logout(): ApiResult<"/api/auth/logout", "post">;
+  };
+  /** The account of the credential in use. */
+  me(): ApiResult<"/api/me", "get">;
+  apiKeys: {
+    create(body: Schemas["ApiKeyCreateRequest"]): ApiResult<"/api/api-keys", "post">;
+    list(): ApiResult<"/api/api-keys", "get">;
+    delete(keyId: string): ApiResult<"/api/api-keys/{id}", "delete">;
+  };
+  webhooks: {
+    list(): ApiResult<"/api/user-webhooks", "get">;
+    create(body: WebhookCreateRequest): ApiResult<"/api/user-webhooks", "post">;
+    get(webhookId: string): ApiResult<"/api/user-webhooks/{id}", "get">;
+    update(webhookId: string, body: WebhookUpdateRequest): ApiResult<"/api/user-webhooks/{id}", "patch">;
+    delete(webhookId: string): ApiResult<"/api/user-webhooks/{id}", "delete">;
+    /** Sends a signed `test` event now and reports the receiver's answer. */
+    test(webhookId: string): ApiResult<"/api/user-webhooks/{id}/test", "post">;
+  };
+  deliveries: {
+    list(webhookId: string, query?: PageQuery): ApiResult<"/api/user-webhooks/{id}/deliveries", "get">;
+    redeliver(
+      webhookId: string,
+      deliveryId: string,
+    ): ApiResult<"/api/user-webhooks/{id}/deliveries/{deliveryId}/redeliver", "post">;
+  };
+  inboxes: {
+    create(body?: InboxCreateRequest): ApiResult<"/api/inboxes", "post">;
+    list(query?: PageQuery): ApiResult<"/api/inboxes", "get">;
+    get(inboxId: string): ApiResult<"/api/inboxes/{id}", "get">;
+    delete(inboxId: string): ApiResult<"/api/inboxes/{id}", "delete">;
+  };
+  messages: {
+    list(inboxId: string, query?: PageQuery): ApiResult<"/api/inboxes/{id}/messages", "get">;
+    get(inboxId: string, messageId: string): ApiResult<"/api/inboxes/{id}/messages/{messageId}", "get">;
+  };
+  /** Operator calls; they need `adminToken`. */
+  admin: {
+    createAccount(body: Schemas["AdminAccountCreateRequest"]): ApiResult<"/admin/accounts", "post">;
+    updateAccount(
+      accountId: string,
+      body: Schemas["AdminAccountUpdateRequest"],
+    ): ApiResult<"/admin/accounts/{id}", "patch">;
+  };
+  /** Liveness: 200 while the process runs. */
+  health(): ApiResult<"/healthz", "get">;
+  /** Readiness: 200 when the database answers, 503 (as `error`) otherwise. */
+  ready(): ApiResult<"/readyz", "get">;
+}
+
+/** Creates a client. Every wrapper is one openapi-fetch call; `raw` gives the untyped-path escape hatch. */
+export function createClient(options: ClientOptions): InboxServiceClient {
+  const raw: Client<paths> = createFetchClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.headers ? { headers: options.headers } : {}),
+  });
+  let cookie = options.cookie;
+
+  // Credentials are set here rather than as default headers so that /admin
+  // calls carry the operator token and nothing else.
+  const credentials: Middleware = {
+    onRequest({ request, schemaPath }) {
+      if (schemaPath.startsWith("/admin/")) {
+        if (options.adminToken) request.headers.set("authorization", `Bearer ${options.adminToken}`);
+        return request;
+      }
+      if (options.apiKey && !request.headers.has("authorization")) {
+        request.headers.set("authorization", `Bearer ${options.apiKey}`);
+      }
+      if (cookie && !request.headers.has("cookie")) request.headers.set("cookie", cookie);
+      return request;
+    },
+    onResponse({ response, schemaPath }) {
+      if (SESSION_PATHS.has(schemaPath) && response.ok) cookie = sessionCookie(response) ?? cookie;
+      if (schemaPath === "/api/auth/logout" && response.ok) cookie = undefined;
+      return undefined;
+    },
+  };
+  raw.use(credentials);
+
+  const id = (value: string) => ({ path: { id: value } });
+
+  return {
+    /** The openapi-fetch client (typed by path), sharing credentials and middleware. */
+    raw,
+    /** Adds openapi-fetch middleware (logging, retries, recording). */
+    use: (...middleware: Middleware[]) => raw.use(...middleware),
+    /** The current session cookie, if any. */
+    get cookie(): string | undefined {
+      return cookie;
+    },
+
+    auth: {
+      /** Creates a free account and keeps its session cookie. */
+      register: (body: Credentials) => raw.POST("/api/auth/register", { body }),
+      /** Starts a session and keeps its cookie. */
+      login: (body: Credentials) => raw.POST("/api/auth/login", { body }),
+      /** Ends the session and forgets the cookie. */
+      logout: () => raw.POST("/api/auth/logout"),
+    },
+    /** The account of the credential in use. */
+    me: () => raw.GET("/api/me"),
+
+    apiKeys: {
+      create: (body: Schemas["ApiKeyCreateRequest"]) => raw.POST("/api/api-keys", { body }),
+      list: () => raw.GET("/api/api-keys"),
+      delete: (keyId: string) => raw.DELETE("/api/api-keys/{id}", { params: id(keyId) }),
+    },
+
+    webhooks: {
+      list: () => raw.GET("/api/user-webhooks"),
+      create: (body: WebhookCreateRequest) => raw.POST("/api/user-webhooks", { body }),
+      get: (webhookId: string) => raw.GET("/api/user-webhooks/{id}", { params: id(webhookId) }),
+      update: (webhookId: string, body: WebhookUpdateRequest) =>
+        raw.PATCH("/api/user-webhooks/{id}", { params: id(webhookId), body }),
+      delete: (webhookId: string) => raw.DELETE("/api/user-webhooks/{id}", { params: id(webhookId) }),
+      /** Sends a signed `test` event now and reports the receiver's answer. */
+      test: (webhookId: string) => raw.POST("/api/user-webhooks/{id}/test", { params: id(webhookId) }),
+    },
+
+    deliveries: {
+      list: (webhookId: string, query: PageQuery = {}) =>
+        raw.GET("/api/user-webhooks/{id}/deliveries", { params: { path: { id: webhookId }, query } }),
+      redeliver: (webhookId: string, deliveryId: string) =>
+        raw.POST("/api/user-webhooks/{id}/deliveries/{deliveryId}/redeliver", {
+          params: { path: { id: webhookId, deliveryId } },
+        }),
+    },
+
+    inboxes: {
+      create: (body: InboxCreateRequest = {}) => raw.POST("/api/inboxes", { body }),
+      list: (query: PageQuery = {}) => raw.GET("/api/inboxes", { params: { query } }),
+      get: (inboxId: string) => raw.GET("/api/inboxes/{id}", { params: id(inboxId) }),
+      delete: (inboxId: string) => raw.DELETE("/api/inboxes/{id}", { params: id(inboxId) }),
+    },
+
+    messages: {
+      list: (inboxId: string, query: PageQuery = {}) =>
+        raw.GET("/api/inboxes/{id}/messages", { params: { path: { id: inboxId }, query } }),
+      get: (inboxId: string, messageId: string) =>
+        raw.GET("/api/inboxes/{id}/messages/{messageId}", { params: { path: { id: inboxId, messageId } } }),
+    },
+
+    /** Operator calls; they need `adminToken`. */
+    admin: {
+      createAccount: (body: Schemas["AdminAccountCreateRequest"]) => raw.POST("/admin/accounts", { body }),
+      updateAccount: (accountId: string, body: Schemas["AdminAccountUpdateRequest"]) =>
+        raw.PATCH("/admin/accounts/{id}", { params: id(accountId), body }),
+    },
+
+    /** Liveness: 200 while the process runs. */
+    health: () => raw.GET("/healthz"),
+    /** Readiness: 200 when the database answers, 503 (as `error`) otherwise. */
+    ready: () => raw.GET("/readyz"),
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The one database client: postgres.js against `DATABASE_URL`, or against an
+ * embedded PGlite served on a loopback socket when no URL is configured. Both
+ * paths run the same SQL through the same driver.
+ */
+import postgres from "postgres";
+import { join } from "node:path";
+import { getLogger } from "@logtape/logtape";
+
+/** A postgres.js client with the service's transforms. */
+export type Sql = postgres.Sql<Record<string, never>>;
+/** A transaction's client, as passed to `sql.begin`. */
+export type Tx = postgres.TransactionSql<Record<string, never>>;
+/** A client or a transaction: what repo functions take. */
+export type Db = Sql | Tx;
+
+/** An open database: the client, what backs it, and how to close it. */
+export interface Database {
+  sql: Sql;
+  kind: "postgres" | "pglite";
+  /** A URL other processes could use to reach the same database, when they can. */
+  url: string | undefined;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  poolSize?: number;
+  /** Schema to put first on the search path (tests use one per file). */
+  schema?: string;
+}
+
+const log = getLogger(["inbox", "db"]);
+
+const baseOptions = {
+  transform: postgres.camel,
+  // Notices ("relation already exists, skipping") are not worth a log line.
+  onnotice: () => {},
+  connect_timeout: 10,
+  // postgres.js's default backoff grows to 20 s between reconnect attempts,
+  // so after a database restart the queue and LISTEN would stay stalled long
+  // after the server is back. Retry quickly, at most once a second.
+  backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
+} as const;
+
+/** Opens the configured database. */
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  if (opts.databaseUrl) {
+    const sql = postgres(opts.databaseUrl, {
+      ...baseOptions,
+      max: opts.poolSize ?? 10,
+      ...(opts.schema ? { connection: { search_path: opts.schema } } : {}),
+    }) as unknown as Sql;
+    return { sql, kind: "postgres", url: opts.databaseUrl, close: () => sql.end({ timeout: 5 }) };
+  }
+  return await openEmbedded(opts.dataDir);
+}
+
+async function openEmbedded(dataDir: string): Promise<Database> {
+  await Deno.mkdir(dataDir, { recursive: true });
+  // PGlite is single-process: two processes on one data directory would corrupt it.
+  const lockFile = await Deno.open(join(dataDir, ".lock"), { create: true, write: true });
+  if (!(await lockFile.tryLock(true))) {
+    lockFile.close();
+    throw new Error(
+      `Another process is using the embedded database in ${dataDir}. Stop it first, or set DATABASE_URL to share a PostgreSQL server.`,
+    );
+  }
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
+  const started = performance.now();
+  const db = await PGlite.create(join(dataDir, "pgdata"));
+  const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0 });
+  await server.start();
+  const [host, portText] = server.getServerConn().split(":");
+  log.info("Embedded PGlite ready in {ms} ms on {conn}", {
+    ms: Math.round(performance.now() - started),
+    conn: server.getServerConn(),
+  });
+  // PGlite runs one session: a single connection keeps transactions from interleaving.
+  const sql = postgres({
+    ...baseOptions,
+    host,
+    port: Number(portText),
+    database: "postgres",
+    username: "postgres",
+    max: 1,
+  }) as unknown as Sql;
+  return {
+    sql,
+    kind: "pglite",
+    url: undefined,
+    close: async () => {
+      await sql.end({ timeout: 5 });
+      await server.stop();
+      await db.close();
+      await lockFile.unlock();
+      lockFile.close();
+    },
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * One attempt, in stages: prepare (decrypt the secret, sign, build headers)
+ * -> send (the HTTP call) -> record (result, failure accounting, retry). Each
+ * stage returns a plain value, so a failure in one is handled where it happens.
+ */
+import type { Sql } from "../db/client.ts";
+import type { Clock } from "../shared/clock.ts";
+import { newId } from "../shared/ids.ts";
+import type { SecretBox } from "../secrets/secret_box.ts";
+import { buildDeliveryHeaders } from "./signer.ts";
+import type { OutgoingRequest, SendOutcome, WebhookHttpClient } from "./http_client.ts";
+import { retryDelayMs } from "./retry_schedule.ts";
+import * as repo from "./repo.ts";
+
+/** Spec 6.3: consecutive failures that disable a webhook. */
+export const DISABLE_AFTER_FAILURES = 5;
+
+/** What the dispatcher needs. */
+export interface DispatcherDeps {
+  sql: Sql;
+  clock: Clock;
+  secretBox: SecretBox;
+  http: WebhookHttpClient;
+  serviceName: string;
+  timeoutMs: number;
+  /** This instance's claim owner id. */
+  worker: string;
+  random?: () => number;
+}
+
+/** A receiver's answer judged: any 2xx is a success, anything else a failure with a reason. */
+export type Verdict =
+  | { ok: true; responseStatus: number; durationMs: number }
+  | {
+    ok: false;
+    responseStatus: number | null;
+    reason: string;
+    durationMs: number;
+    retryAfterSeconds: number | undefined;
+  };
+
+/** Judges the outcome of a send. Redirects are failures: they are never followed. */
+export function judge(outcome: SendOutcome): Verdict {
+  if (outcome.kind === "error") {
+    return {
+      ok: false,
+      responseStatus: null,
+      reason: outcome.reason,
+      durationMs: outcome.durationMs,
+      retryAfterSeconds: undefined,
+    };
+  }
+  const { status, durationMs } = outcome;
+  if (status >= 200 && status < 300) return { ok: true, responseStatus: status, durationMs };
+  const reason = status >= 300 && status < 400 ? `HTTP ${status}: redirect not followed` : `HTTP ${status}`;
+  return { ok: false, responseStatus: status, reason, durationMs, retryAfterSeconds: outcome.retryAfterSeconds };
+}
+
+/** Builds the request of an attempt: the stored body, signed when a secret is set. */
+export async function prepare(
+  deps: Pick<DispatcherDeps, "secretBox" | "serviceName" | "timeoutMs" | "clock">,
+  d: {
+    id: string;
+    eventId: string;
+    webhookId: string;
+    eventType: string;
+    payload: string;
+    url: string;
+    secretCiphertext: string | null;
+  },
+): Promise<OutgoingRequest> {
+  const secret = d.secretCiphertext === null ? null : await deps.secretBox.open(d.secretCiphertext, d.webhookId);
+  const headers = await buildDeliveryHeaders({
+    serviceName: deps.serviceName,
+    webhookId: d.webhookId,
+    eventId: d.eventId,
+    eventType: d.eventType,
+    deliveryId: d.id,
+    timestamp: Math.floor(deps.clock.now().getTime() / 1000),
+    body: d.payload,
+    secret,
+  });
+  return { url: d.url, headers, body: d.payload, timeoutMs: deps.timeoutMs };
+}
+
+/** What recording did, for metrics and tests. */
+export type Recorded = "succeeded" | repo.FailureRecorded;
+
+/** Records an attempt's verdict and does the failure accounting of spec 3.1 and 6.3. */
+export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verdict: Verdict): Promise<Recorded> {
+  const now = deps.clock.now();
+  const result = {
+    id: d.id,
+    worker: deps.worker,
+    responseStatus: verdict.responseStatus,
+    durationMs: verdict.durationMs,
+    error: verdict.ok ? null : verdict.reason,
+    finishedAt: now,
+  };
+  // A lost claim (the lease ran out and another worker took the attempt
+  // over) records nothing: the other worker's result counts.
+  if (verdict.ok) return await repo.recordSuccess(deps.sql, result) ? "succeeded" : "lost";
+  const delay = retryDelayMs(d.attempt, verdict.retryAfterSeconds, deps.random);
+  const retry = delay === undefined
+    ? undefined
+    : { id: newId("dlv", now.getTime()), runAt: new Date(now.getTime() + delay) };
+  return await repo.recordFailure(deps.sql, result, DISABLE_AFTER_FAILURES, retry);
+}
+
+/** Runs one claimed attempt through every stage. */
+export async function deliver(
+  deps: DispatcherDeps,
+  d: repo.ClaimedDelivery,
+): Promise<{ verdict: Verdict; recorded: Recorded }> {
+  let verdict: Verdict;
+  try {
+    verdict = judge(await deps.http.send(await prepare(deps, d)));
+  } catch (err) {
+    // A secret that no longer decrypts (rotated key) is the operator's problem
+    // to see, and the receiver's attempt a failure, not a crash of the queue.
+    verdict = {
+      ok: false,
+      responseStatus: null,
+      reason: `Could not prepare the delivery: ${(err as Error).message}`,
+      durationMs: 0,
+      retryAfterSeconds: undefined,
+    };
+  }
+  return { verdict, recorded: await record(deps, d, verdict) };
+}

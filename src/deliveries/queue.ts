@@ -1,0 +1,225 @@
+/**
+ * The in-process queue. PostgreSQL is the source of truth; this only decides
+ * when to claim. It claims right after a wake-up (a local emit, a NOTIFY from
+ * another instance, a finished attempt), at the next due retry, or when a
+ * lease runs out, and never holds more than the global cap in flight, nor
+ * more than `perTrigger` attempts of one event across all instances.
+ */
+import { getLogger } from "@logtape/logtape";
+import type { Sql } from "../db/client.ts";
+import type { Clock } from "../shared/clock.ts";
+import * as repo from "./repo.ts";
+
+const log = getLogger(["inbox", "deliveries"]);
+
+/** How the queue behaves. */
+export interface QueueOptions {
+  sql: Sql;
+  clock: Clock;
+  /** This instance's claim owner id. */
+  worker: string;
+  /** Attempts in flight in this process, over all events. */
+  globalConcurrency: number;
+  /** Attempts of one event in flight over all instances (spec 6.3: 3). */
+  perTrigger: number;
+  /** Attempts of one webhook in flight over all instances. */
+  perWebhook: number;
+  /** How long a claim is held before another instance may take it over. */
+  leaseMs: number;
+  /** Runs one attempt to the end (send and record). */
+  deliver(d: repo.ClaimedDelivery): Promise<unknown>;
+  /** Longest sleep when nothing is known to be due (a safety net under NOTIFY). */
+  idlePollMs?: number;
+}
+
+/** Work held back by the per-trigger cap is looked at again this soon. */
+const CAPPED_RETRY_MS = 250;
+/** Finished attempts are let to accumulate this long, so one claim refills many slots. */
+const REFILL_DELAY_MS = 2;
+/** Expired leases are looked for at most this often (the sweep does it too). */
+const LEASE_CHECK_MS = 1_000;
+
+export class DeliveryQueue {
+  readonly #o: Required<QueueOptions>;
+  readonly #inFlight = new Map<string, Promise<void>>();
+  #ticking = false;
+  #again = false;
+  #stopped = false;
+  #started = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAt = Infinity;
+  #leaseCheckedAt = -Infinity;
+
+  constructor(options: QueueOptions) {
+    this.#o = { idlePollMs: 60_000, ...options };
+  }
+
+  /** Attempts this process has in flight. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Starts claiming on wake-ups and timers (until then only runOnce/drain claim). */
+  start(): void {
+    this.#started = true;
+    this.wake();
+  }
+
+  /** Asks for a claim soon; cheap to call often. */
+  wake(): void {
+    if (this.#stopped || !this.#started) return;
+    if (this.#ticking) {
+      this.#again = true;
+      return;
+    }
+    // Idle: claim at once (lowest latency for a new event). Busy: wait a
+    // moment so that one claim round trip refills several finished slots.
+    this.#schedule(this.#inFlight.size === 0 ? 0 : REFILL_DELAY_MS);
+  }
+
+  /**
+   * Claims once, up to the free capacity, and waits for those attempts to
+   * finish. Returns how many it claimed. Tests drive the queue with this.
+   */
+  async runOnce(): Promise<number> {
+    const claimed = await this.#claim(this.#o.globalConcurrency - this.#inFlight.size);
+    await Promise.all(claimed.map((d) => this.#inFlight.get(d.id)));
+    return claimed.length;
+  }
+
+  /** Runs until nothing is due and nothing is in flight (tests). */
+  async drain(): Promise<void> {
+    while (true) {
+      const n = await this.runOnce();
+      if (n === 0 && this.#inFlight.size === 0) return;
+      if (n === 0) await Promise.race(this.#inFlight.values());
+    }
+  }
+
+  /** Stops claiming, waits for attempts in flight (each bounded by its timeout), and releases the rest. */
+  async stop(graceMs: number): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    const pending = [...this.#inFlight.values()];
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.allSettled(pending),
+      new Promise((resolve) => timer = setTimeout(resolve, graceMs)),
+    ]);
+    clearTimeout(timer);
+    // Whatever did not finish goes back to the queue for another instance (or
+    // this one after a restart) instead of waiting for its lease to run out.
+    await repo.releaseClaims(this.#o.sql, this.#o.worker, [...this.#inFlight.keys()]);
+  }
+
+  #schedule(delayMs: number): void {
+    const at = Date.now() + delayMs;
+    if (this.#timer !== undefined && this.#timerAt <= at) return;
+    clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#timerAt = Infinity;
+      void this.#tick();
+    }, Math.max(0, delayMs));
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#stopped || this.#ticking) return;
+    this.#ticking = true;
+    this.#again = false;
+    let capped = false;
+    try {
+      while (!this.#stopped) {
+        const room = this.#o.globalConcurrency - this.#inFlight.size;
+        if (room <= 0) break; // A finishing attempt wakes the queue again.
+        const { claimed, heldBack } = await this.#claimDetailed(room);
+        capped ||= heldBack > 0;
+        if (claimed.length + heldBack < room) break; // Drained what is due.
+        if (claimed.length === 0) break;
+      }
+    } catch (err) {
+      log.warn("Claiming deliveries failed: {error}", { error: String(err) });
+      capped = true; // Try again soon: the database may be back in a moment.
+    } finally {
+      this.#ticking = false;
+    }
+    if (this.#stopped) return;
+    if (this.#again) return this.wake();
+    if (capped) return this.#schedule(CAPPED_RETRY_MS);
+    await this.#armForNextDue();
+  }
+
+  async #armForNextDue(): Promise<void> {
+    try {
+      const at = await repo.nextWakeAt(this.#o.sql);
+      const now = this.#o.clock.now().getTime();
+      const delay = at ? Math.min(Math.max(0, at.getTime() - now), this.#o.idlePollMs) : this.#o.idlePollMs;
+      // Leases are compared with "<": one millisecond past the expiry.
+      this.#schedule(delay + 1);
+    } catch {
+      this.#schedule(1000);
+    }
+  }
+
+  async #claim(limit: number): Promise<repo.ClaimedDelivery[]> {
+    return (await this.#claimDetailed(limit)).claimed;
+  }
+
+  /** One claim transaction: due rows, minus what the per-event cap holds back. */
+  async #claimDetailed(limit: number): Promise<{ claimed: repo.ClaimedDelivery[]; heldBack: number }> {
+    if (limit <= 0 || this.#stopped) return { claimed: [], heldBack: 0 };
+    const now = this.#o.clock.now();
+    // Off the hot path: a lease only expires when a worker died.
+    if (now.getTime() - this.#leaseCheckedAt >= LEASE_CHECK_MS || now.getTime() < this.#leaseCheckedAt) {
+      this.#leaseCheckedAt = now.getTime();
+      await repo.requeueExpiredLeases(this.#o.sql, now);
+    }
+    const { claimed, heldBack } = await this.#o.sql.begin(async (tx) => {
+      const due = await repo.selectDue(tx, now, limit, this.#o.perWebhook);
+      if (due.length === 0) return { claimed: [], heldBack: 0 };
+      const eventIds = [...new Set(due.map((d) => d.eventId))];
+      await repo.lockEvents(tx, eventIds);
+      const perEvent = await repo.inFlightPerEvent(tx, eventIds, now);
+      const perWebhook = await repo.inFlightPerWebhook(tx, [...new Set(due.map((d) => d.webhookId))], now);
+      const chosen: string[] = [];
+      let heldBack = 0;
+      for (const d of due) {
+        const e = perEvent.get(d.eventId) ?? 0;
+        const w = perWebhook.get(d.webhookId) ?? 0;
+        if (e >= this.#o.perTrigger || w >= this.#o.perWebhook) {
+          heldBack++;
+          continue;
+        }
+        perEvent.set(d.eventId, e + 1);
+        perWebhook.set(d.webhookId, w + 1);
+        chosen.push(d.id);
+      }
+      const cancelled = chosen.length ? await repo.cancelForInactiveWebhooks(tx, chosen, now) : new Set<string>();
+      const claimed = await repo.markInFlight(
+        tx,
+        chosen.filter((id) => !cancelled.has(id)),
+        this.#o.worker,
+        new Date(now.getTime() + this.#o.leaseMs),
+      );
+      return { claimed, heldBack };
+    });
+    for (const d of claimed) this.#start(d);
+    return { claimed, heldBack };
+  }
+
+  #start(d: repo.ClaimedDelivery): void {
+    const run = (async () => {
+      try {
+        await this.#o.deliver(d);
+      } catch (err) {
+        // The attempt stays in flight until its lease runs out, then is retried.
+        log.error("Delivery {id} could not be recorded: {error}", { id: d.id, error: String(err) });
+      } finally {
+        this.#inFlight.delete(d.id);
+        this.wake();
+      }
+    })();
+    this.#inFlight.set(d.id, run);
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * SQL of the delivery queue. Claims are batched and leased: FOR UPDATE SKIP
+ * LOCKED lets instances share the table without waiting on each other, and a
+ * lease lets a crashed instance's work be claimed again.
+ */
+import type { Db, Tx } from "../db/client.ts";
+
+/** A claimed attempt, with what sending it needs. */
+export interface ClaimedDelivery {
+  id: string;
+  eventId: string;
+  webhookId: string;
+  accountId: string;
+  attempt: number;
+  eventType: string;
+  payload: string;
+  url: string;
+  secretCiphertext: string | null;
+}
+
+/**
+ * Due pending attempts, oldest first, locked for this transaction, leaving out
+ * webhooks that already have `perWebhook` attempts in flight: otherwise the
+ * oldest rows, all of one hanging receiver, would be chosen again and again.
+ */
+export async function selectDue(
+  tx: Tx,
+  now: Date,
+  limit: number,
+  perWebhook: number,
+): Promise<{ id: string; eventId: string; webhookId: string }[]> {
+  return await tx<{ id: string; eventId: string; webhookId: string }[]>`
+    SELECT id, event_id, webhook_id FROM deliveries
+    WHERE status = 'pending' AND run_at <= ${now}
+      AND webhook_id NOT IN (
+        SELECT webhook_id FROM deliveries WHERE status = 'in_flight' AND lease_until > ${now}
+        GROUP BY webhook_id HAVING count(*) >= ${perWebhook})
+    ORDER BY run_at, id
+    LIMIT ${limit}
+    FOR UPDATE SKIP LOCKED`;
+}
+
+/** Locks the events so that no other instance counts their in-flight attempts meanwhile. */
+export async function lockEvents(tx: Tx, eventIds: string[]): Promise<void> {
+  // Id order prevents deadlocks between instances locking overlapping sets;
+  // NO KEY UPDATE does not block the FK checks of concurrent inserts.
+  await tx`SELECT id FROM events WHERE id = ANY(${eventIds}) ORDER BY id FOR NO KEY UPDATE`;
+}
+
+/** In-flight attempts per event (live leases only), to hold the per-trigger cap. */
+export async function inFlightPerEvent(tx: Tx, eventIds: string[], now: Date): Promise<Map<string, number>> {
+  const rows = await tx<{ eventId: string; n: number }[]>`
+    SELECT event_id, count(*)::int AS n FROM deliveries
+    WHERE event_id = ANY(${eventIds}) AND status = 'in_flight' AND lease_until > ${now}
+    GROUP BY event_id`;
+  return new Map(rows.map((r) => [r.eventId, r.n]));
+}
+
+/** In-flight attempts per webhook (live leases only), to hold the per-webhook cap. */
+export async function inFlightPerWebhook(tx: Tx, webhookIds: string[], now: Date): Promise<Map<string, number>> {
+  const rows = await tx<{ webhookId: string; n: number }[]>`
+    SELECT webhook_id, count(*)::int AS n FROM deliveries
+    WHERE webhook_id = ANY(${webhookIds}) AND status = 'in_flight' AND lease_until > ${now}
+    GROUP BY webhook_id`;
+  return new Map(rows.map((r) => [r.webhookId, r.n]));
+}
+
+/** Cancels attempts whose webhook has been disabled; returns their ids. */
+export async function cancelForInactiveWebhooks(tx: Tx, ids: string[], now: Date): Promise<Set<string>> {
+  const rows = await tx<{ id: string }[]>`
+    UPDATE deliveries d SET status = 'cancelled', finished_at = ${now}
+    FROM webhooks w
+    WHERE d.id = ANY(${ids}) AND w.id = d.webhook_id AND NOT w.active
+    RETURNING d.id`;
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Marks attempts in flight under this worker's lease and returns what sending needs. */
+export async function markInFlight(
+  tx: Tx,
+  ids: string[],
+  worker: string,
+  leaseUntil: Date,
+): Promise<ClaimedDelivery[]> {
+  if (ids.length === 0) return [];
+  return await tx<ClaimedDelivery[]>`
+    UPDATE deliveries d SET status = 'in_flight', claimed_by = ${worker}, lease_until = ${leaseUntil}
+    FROM events e, webhooks w
+    WHERE d.id = ANY(${ids}) AND e.id = d.event_id AND w.id = d.webhook_id
+    RETURNING d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type AS event_type, e.payload,
+      w.url, w.secret_ciphertext`;
+}
+
+/** Returns in-flight attempts whose lease ran out to the queue (their worker died). */
+export async function requeueExpiredLeases(db: Db, now: Date): Promise<number> {
+  const rows = await db`
+    UPDATE deliveries SET status = 'pending', claimed_by = NULL, lease_until = NULL
+    WHERE status = 'in_flight' AND lease_until < ${now}
+    RETURNING id`;
+  return rows.length;
+}
+
+/** Releases this worker's unfinished claims (graceful shutdown). */
+export async function releaseClaims(db: Db, worker: string, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db`
+    UPDATE deliveries SET status = 'pending', claimed_by = NULL, lease_until = NULL
+    WHERE id = ANY(${ids}) AND status = 'in_flight' AND claimed_by = ${worker}`;
+}
+
+/** When the queue next has something to do: the earliest due retry or lease expiry. */
+export async function nextWakeAt(db: Db): Promise<Date | null> {
+  const rows = await db<{ at: Date | null }[]>`
+    SELECT LEAST(
+      (SELECT min(run_at) FROM deliveries WHERE status = 'pending'),
+      (SELECT min(lease_until) FROM deliveries WHERE status = 'in_flight')
+    ) AS at`;
+  return rows[0]?.at ?? null;
+}
+
+/** The outcome of one attempt, as recorded. */
+export interface AttemptResult {
+  id: string;
+  worker: string;
+  responseStatus: number | null;
+  durationMs: number;
+  error: string | null;
+  finishedAt: Date;
+}
+
+/**
+ * Records a success in one statement (one round trip, atomic): the attempt
+ * is closed and the webhook's run of failures ends. Returns false when this
+ * worker no longer held the attempt (its lease ran out and another took it).
+ */
+export async function recordSuccess(db: Db, r: AttemptResult): Promise<boolean> {
+  const rows = await db<{ held: number }[]>`
+    WITH d AS (
+      UPDATE deliveries SET status = 'succeeded', response_status = ${r.responseStatus}, duration_ms = ${r.durationMs},
+        error = NULL, finished_at = ${r.finishedAt}, lease_until = NULL
+      WHERE id = ${r.id} AND status = 'in_flight' AND claimed_by = ${r.worker}
+      RETURNING webhook_id
+    ), w AS (
+      UPDATE webhooks SET last_triggered_at = ${r.finishedAt}, failure_count = 0
+      WHERE id IN (SELECT webhook_id FROM d)
+    )
+    SELECT count(*)::int AS held FROM d`;
+  return rows[0]!.held > 0;
+}
+
+/** What recording a failure did. */
+export type FailureRecorded = "lost" | "disabled" | "retry_scheduled" | "failed_final";
+
+/**
+ * Records a failure in one statement (one round trip, atomic): closes the
+ * attempt, counts the failure on the webhook and disables it at the
+ * `disableAfter`-th consecutive one (cancelling its pending attempts), or
+ * else queues the retry when there is one.
+ */
+export async function recordFailure(
+  db: Db,
+  r: AttemptResult,
+  disableAfter: number,
+  retry: { id: string; runAt: Date } | undefined,
+): Promise<FailureRecorded> {
+  const rows = await db<{ held: number; active: boolean | null; webhookId: string | null }[]>`
+    WITH d AS (
+      UPDATE deliveries SET status = 'failed', response_status = ${r.responseStatus}, duration_ms = ${r.durationMs},
+        error = ${r.error}, finished_at = ${r.finishedAt}, lease_until = NULL
+      WHERE id = ${r.id} AND status = 'in_flight' AND claimed_by = ${r.worker}
+      RETURNING webhook_id, event_id, attempt
+    ), w AS (
+      UPDATE webhooks SET last_triggered_at = ${r.finishedAt}, failure_count = failure_count + 1,
+        last_failure_at = ${r.finishedAt}, last_failure_reason = ${r.error},
+        active = active AND failure_count + 1 < ${disableAfter}
+      WHERE id IN (SELECT webhook_id FROM d)
+      RETURNING id, active
+    ), cancelled AS (
+      UPDATE deliveries SET status = 'cancelled', finished_at = ${r.finishedAt}
+      WHERE status = 'pending' AND webhook_id IN (SELECT id FROM w WHERE NOT active)
+    ), retried AS (
+      INSERT INTO deliveries (id, event_id, webhook_id, attempt, status, run_at, created_at)
+      SELECT ${retry?.id ?? ""}, d.event_id, d.webhook_id, d.attempt + 1, 'pending', ${retry?.runAt ?? r.finishedAt},
+        ${r.finishedAt}
+      FROM d JOIN w ON w.id = d.webhook_id
+      WHERE w.active AND ${retry !== undefined}
+    )
+    SELECT (SELECT count(*)::int FROM d) AS held, (SELECT active FROM w) AS active,
+      (SELECT webhook_id FROM d) AS webhook_id`;
+  const { held, active, webhookId } = rows[0]!;
+  if (held === 0) return "lost";
+  if (active === false) {
+    // Again, in a statement of its own: the CTE above saw the table as it was
+    // when it started, so a retry that a concurrent failure of the same
+    // webhook committed meanwhile (it held the webhook row first) would stay
+    // pending. A fresh snapshot now sees it; later failures see active=false
+    // and queue no retry.
+    await cancelPendingForWebhook(db, webhookId!, r.finishedAt);
+    return "disabled";
+  }
+  return retry && active ? "retry_scheduled" : "failed_final";
+}
+
+/** Cancels a webhook's pending attempts (it was disabled). */
+export async function cancelPendingForWebhook(tx: Db, webhookId: string, at: Date): Promise<number> {
+  const rows = await tx`
+    UPDATE deliveries SET status = 'cancelled', finished_at = ${at}
+    WHERE webhook_id = ${webhookId} AND status = 'pending'
+    RETURNING id`;
+  return rows.length;
+}
+
+/** Queues an attempt of an event to a webhook, due at `runAt`. */
+export async function insertAttempt(
+  db: Db,
+  a: { id: string; eventId: string; webhookId: string; attempt: number; runAt: Date; createdAt: Date },
+): Promise<void> {
+  await db`
+    INSERT INTO deliveries (id, event_id, webhook_id, attempt, status, run_at, created_at)
+    VALUES (${a.id}, ${a.eventId}, ${a.webhookId}, ${a.attempt}, 'pending', ${a.runAt}, ${a.createdAt})`;
+}
+
+/** A row of the delivery log. */
+export interface DeliveryLogRow {
+  id: string;
+  eventId: string;
+  eventType: string;
+  attempt: number;
+  status: "pending" | "in_flight" | "succeeded" | "failed" | "cancelled";
+  responseStatus: number | null;
+  durationMs: number | null;
+  error: string | null;
+  createdAt: Date;
+}
+
+/** A webhook's attempts, newest first, after the cursor position (createdAt, seq). */
+export async function listAttempts(
+  db: Db,
+  webhookId: string,
+  limit: number,
+  after: { createdAt: Date; seq: string } | undefined,
+): Promise<(DeliveryLogRow & { seq: string })[]> {
+  return await db<(DeliveryLogRow & { seq: string })[]>`
+    SELECT d.id, d.seq, d.event_id, e.type AS event_type, d.attempt, d.status, d.response_status, d.duration_ms,
+      d.error, d.created_at
+    FROM deliveries d JOIN events e ON e.id = d.event_id
+    WHERE d.webhook_id = ${webhookId}
+      ${after ? db`AND (d.created_at, d.seq) < (${after.createdAt}, ${after.seq}::bigint)` : db``}
+    ORDER BY d.created_at DESC, d.seq DESC
+    LIMIT ${limit}`;
+}
+
+/** One attempt of a webhook, for redelivery. */
+export async function findAttempt(
+  db: Db,
+  webhookId: string,
+  id: string,
+): Promise<{ id: string; eventId: string } | undefined> {
+  const rows = await db<{ id: string; eventId: string }[]>`
+    SELECT id, event_id FROM deliveries WHERE id = ${id} AND webhook_id = ${webhookId}`;
+  return rows[0];
+}
+
+/** Deletes finished attempts older than the retention, then events left with none. */
+export async function purgeOld(db: Db, before: Date): Promise<number> {
+  const rows = await db`
+    DELETE FROM deliveries WHERE finished_at IS NOT NULL AND finished_at < ${before} RETURNING id`;
+  await db`
+    DELETE FROM events e WHERE e.created_at < ${before}
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)`;
+  return rows.length;
+}
+
+/** How much work is outstanding: pending attempts and the age of the oldest due one. */
+export async function queueStats(db: Db, now: Date): Promise<{ pending: number; oldestDueSeconds: number }> {
+  const rows = await db<{ pending: number; oldest: Date | null }[]>`
+    SELECT count(*)::int AS pending, min(run_at) FILTER (WHERE run_at <= ${now}) AS oldest
+    FROM deliveries WHERE status = 'pending'`;
+  const r = rows[0]!;
+  return {
+    pending: r.pending,
+    oldestDueSeconds: r.oldest ? Math.max(0, (now.getTime() - r.oldest.getTime()) / 1000) : 0,
+  };
+}
+
+/** One attempt as the log shows it. */
+export async function findLogRow(db: Db, id: string): Promise<DeliveryLogRow | undefined> {
+  const rows = await db<DeliveryLogRow[]>`
+    SELECT d.id, d.event_id, e.type AS event_type, d.attempt, d.status, d.response_status, d.duration_ms, d.error,
+      d.created_at
+    FROM deliveries d JOIN events e ON e.id = d.event_id
+    WHERE d.id = ${id}`;
+  return rows[0];
+}

@@ -1,0 +1,45 @@
+/** Zod schemas of the test endpoint and the delivery log, named as in `openapi.yaml`. */
+import { z } from "@hono/zod-openapi";
+import type { DeliveryLogRow } from "./repo.ts";
+
+export const DeliveryEventTypeSchema = z.enum(["message.received", "inbox.created", "inbox.expired", "test"])
+  .openapi("DeliveryEventType");
+
+export const WebhookTestResultSchema = z.object({
+  success: z.boolean(),
+  responseStatus: z.number().int(),
+  responseBody: z.string().max(500),
+  durationMs: z.number().int(),
+}).openapi("WebhookTestResult");
+
+export const DeliverySchema = z.object({
+  id: z.string(),
+  eventId: z.string(),
+  eventType: DeliveryEventTypeSchema,
+  attempt: z.number().int(),
+  status: z.enum(["pending", "in_flight", "succeeded", "failed", "cancelled"]),
+  responseStatus: z.number().int().nullable(),
+  durationMs: z.number().int().nullable(),
+  error: z.string().nullable(),
+  createdAt: z.iso.datetime(),
+}).openapi("Delivery");
+
+export const DeliveryListSchema = z.object({
+  data: z.array(DeliverySchema),
+  nextCursor: z.string().nullable(),
+}).openapi("DeliveryList");
+
+/** The API form of a log row. */
+export function toDeliveryJson(r: DeliveryLogRow): z.infer<typeof DeliverySchema> {
+  return {
+    id: r.id,
+    eventId: r.eventId,
+    eventType: r.eventType as z.infer<typeof DeliveryEventTypeSchema>,
+    attempt: r.attempt,
+    status: r.status,
+    responseStatus: r.responseStatus,
+    durationMs: r.durationMs,
+    error: r.error,
+    createdAt: r.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,104 @@
+/** The delivery features a user calls: the test endpoint, the delivery log, redelivery. */
+import type { Sql } from "../db/client.ts";
+import { ApiError, notFound } from "../errors.ts";
+import type { Clock } from "../shared/clock.ts";
+import { newId } from "../shared/ids.ts";
+import { decodeCursor, DEFAULT_PAGE_SIZE, invalidCursor, toPage } from "../shared/cursor.ts";
+import type { WebhookRow } from "../webhooks/schemas.ts";
+import type { EventEnvelope, TestData } from "../events/schemas.ts";
+import { judge, prepare } from "./dispatcher.ts";
+import type { DispatcherDeps } from "./dispatcher.ts";
+import * as repo from "./repo.ts";
+
+/** Spec 4.2: the test endpoint's responseBody is cut at 500 characters. */
+export const TEST_BODY_LIMIT = 500;
+
+/** The test endpoint's answer. */
+export interface TestResult {
+  success: boolean;
+  responseStatus: number;
+  responseBody: string;
+  durationMs: number;
+}
+
+/**
+ * Sends a `test` event now, signed and with the same headers as a real
+ * delivery, and reports what came back. It records nothing: failureCount,
+ * active and lastTriggeredAt stay as they are (spec 3.1, 4.2).
+ */
+export async function sendTestEvent(deps: DispatcherDeps, webhook: WebhookRow): Promise<TestResult> {
+  const now = deps.clock.now();
+  const envelope: EventEnvelope<"test", TestData> = {
+    id: newId("evt", now.getTime()),
+    type: "test",
+    createdAt: now.toISOString(),
+    data: { webhookId: webhook.id, message: "This is a test event from Inbox Service." },
+  };
+  const request = await prepare(deps, {
+    id: newId("dlv", now.getTime()),
+    eventId: envelope.id,
+    webhookId: webhook.id,
+    eventType: "test",
+    payload: JSON.stringify(envelope),
+    url: webhook.url,
+    secretCiphertext: webhook.secretCiphertext,
+  });
+  const outcome = await deps.http.send(request, TEST_BODY_LIMIT);
+  const verdict = judge(outcome);
+  if (outcome.kind === "error") {
+    return {
+      success: false,
+      responseStatus: 0,
+      responseBody: outcome.reason.slice(0, TEST_BODY_LIMIT),
+      durationMs: outcome.durationMs,
+    };
+  }
+  return {
+    success: verdict.ok,
+    responseStatus: outcome.status,
+    responseBody: outcome.body.slice(0, TEST_BODY_LIMIT),
+    durationMs: outcome.durationMs,
+  };
+}
+
+/** A page of a webhook's delivery log, newest first. */
+export async function listDeliveries(
+  sql: Sql,
+  webhookId: string,
+  page: { limit?: number | undefined; cursor?: string | undefined },
+): Promise<{ data: repo.DeliveryLogRow[]; nextCursor: string | null }> {
+  const limit = page.limit ?? DEFAULT_PAGE_SIZE;
+  const position = page.cursor ? decodeCursor(page.cursor) : undefined;
+  // The log's position is a bigint: anything that is not one is not a cursor this service issued.
+  if (position && !(/^\d{1,19}$/.test(position.id) && BigInt(position.id) <= 9223372036854775807n)) {
+    throw invalidCursor();
+  }
+  const after = position ? { createdAt: position.createdAt, seq: position.id } : undefined;
+  const rows = await repo.listAttempts(sql, webhookId, limit + 1, after);
+  return toPage(rows, limit, (r) => [r.createdAt, r.seq]);
+}
+
+/** Queues the event of one of the webhook's deliveries again, as a new attempt. */
+export async function redeliver(
+  sql: Sql,
+  clock: Clock,
+  webhook: WebhookRow,
+  deliveryId: string,
+): Promise<repo.DeliveryLogRow> {
+  const original = await repo.findAttempt(sql, webhook.id, deliveryId);
+  if (!original) throw notFound("DELIVERY_NOT_FOUND", "Delivery not found");
+  if (!webhook.active) {
+    throw new ApiError(400, "WEBHOOK_INACTIVE", "Webhook is inactive: enable it first (PATCH active: true)");
+  }
+  const now = clock.now();
+  const id = newId("dlv", now.getTime());
+  await repo.insertAttempt(sql, {
+    id,
+    eventId: original.eventId,
+    webhookId: webhook.id,
+    attempt: 1,
+    runAt: now,
+    createdAt: now,
+  });
+  return (await repo.findLogRow(sql, id))!;
+}

@@ -1,0 +1,76 @@
+/**
+ * Pure signing and header building for deliveries: no I/O, so each rule has
+ * a direct test. HMAC-SHA256 through Web Crypto.
+ */
+
+const encoder = new TextEncoder();
+
+async function hmac(secret: string, message: string): Promise<Uint8Array> {
+  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+  ]);
+  return new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(message)));
+}
+
+function hex(bytes: Uint8Array): string {
+  let out = "";
+  for (const b of bytes) out += b.toString(16).padStart(2, "0");
+  return out;
+}
+
+function base64(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
+/** Spec 6.2: `sha256=` + lowercase hex HMAC-SHA256 of the raw body, keyed with the secret. */
+export async function signatureHeader(secret: string, body: string): Promise<string> {
+  return `sha256=${hex(await hmac(secret, body))}`;
+}
+
+/**
+ * Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`. The
+ * key is the secret's UTF-8 bytes (Standard Webhooks libraries take it as
+ * `whsec_` + base64 of those bytes).
+ */
+export async function standardSignature(
+  secret: string,
+  eventId: string,
+  timestamp: number,
+  body: string,
+): Promise<string> {
+  return `v1,${base64(await hmac(secret, `${eventId}.${timestamp}.${body}`))}`;
+}
+
+/** Everything that goes into the headers of one attempt. */
+export interface HeaderInput {
+  serviceName: string;
+  webhookId: string;
+  eventId: string;
+  eventType: string;
+  deliveryId: string;
+  /** Unix seconds of the attempt. */
+  timestamp: number;
+  /** The exact body; signed when `secret` is set. */
+  body: string;
+  secret: string | null;
+}
+
+/** The headers of one attempt: spec 6.2, plus Standard Webhooks' beside them. */
+export async function buildDeliveryHeaders(input: HeaderInput): Promise<Record<string, string>> {
+  const headers: Record<string, string> = {
+    "Content-Type": "application/json",
+    "User-Agent": `${input.serviceName}-Webhook/1.0`,
+    "X-Webhook-ID": input.webhookId,
+    "X-Webhook-Event": input.eventType,
+    "X-Delivery-ID": input.deliveryId,
+    "webhook-id": input.eventId,
+    "webhook-timestamp": String(input.timestamp),
+  };
+  if (input.secret !== null) {
+    headers["X-Webhook-Signature"] = await signatureHeader(input.secret, input.body);
+    headers["webhook-signature"] = await standardSignature(input.secret, input.eventId, input.timestamp, input.body);
+  }
+  return headers;
+}

@@ -1,0 +1,103 @@
+/**
+ * The one error type of the service and the one handler that turns errors into
+ * the documented error body `{ success: false, error, code, details? }`.
+ */
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { getLogger } from "@logtape/logtape";
+
+/** One field-level problem in a refused request. */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+/** The documented error body. */
+export interface ErrorBody {
+  success: false;
+  error: string;
+  code: string;
+  details?: ErrorDetail[];
+}
+
+/** An error the client caused or may see: it carries its status, code and message. */
+export class ApiError extends Error {
+  override name = "ApiError";
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: string,
+    message: string,
+    readonly details?: ErrorDetail[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+
+  /** The JSON body of this error. */
+  toBody(): ErrorBody {
+    const body: ErrorBody = { success: false, error: this.message, code: this.code };
+    if (this.details && this.details.length > 0) body.details = this.details;
+    return body;
+  }
+}
+
+/** 401 for any request without a valid credential. */
+export const unauthorized = (): ApiError => new ApiError(401, "UNAUTHORIZED", "Unauthorized");
+
+/** 404 for a resource that does not exist or belongs to another account. */
+export const notFound = (code: string, message: string): ApiError => new ApiError(404, code, message);
+
+const log = getLogger(["inbox", "http"]);
+
+/** Answers an error with the documented body; unknown errors become an opaque 500. */
+export function handleError(err: Error, c: Context): Response {
+  const apiError = toApiError(err);
+  if (apiError) {
+    for (const [name, value] of Object.entries(apiError.headers ?? {})) c.header(name, value);
+    return c.json(apiError.toBody(), apiError.status);
+  }
+  // Only the message and stack: request bodies and headers may hold secrets.
+  log.error("Unhandled error on {method} {path} ({requestId}): {error}", {
+    method: c.req.method,
+    path: c.req.path,
+    requestId: c.get("requestId" as never) ?? "-",
+    error: err.stack ?? String(err),
+  });
+  const body: ErrorBody = { success: false, error: "Internal server error", code: "INTERNAL_ERROR" };
+  return c.json(body, 500);
+}
+
+/** PostgreSQL's codes for text it cannot store (a NUL character, invalid UTF-8). */
+const UNSTORABLE_TEXT = new Set(["22021", "22P05"]);
+
+function toApiError(err: Error): ApiError | undefined {
+  if (err instanceof ApiError) return err;
+  // Any text field of any request may carry "\u0000"; one answer for all of them.
+  if (UNSTORABLE_TEXT.has((err as { code?: string }).code ?? "")) {
+    return new ApiError(400, "VALIDATION_ERROR", "Text must not contain NUL characters");
+  }
+  if (err instanceof HTTPException) {
+    // Hono raises these from its own middleware: body limit, malformed JSON.
+    switch (err.status) {
+      case 413:
+        return new ApiError(413, "PAYLOAD_TOO_LARGE", "Request body is too large");
+      case 400:
+        return new ApiError(400, "VALIDATION_ERROR", err.message || "Bad request");
+      case 415:
+        // zod-openapi's own media-type check (a non-JSON type with an empty body).
+        return new ApiError(
+          415,
+          "UNSUPPORTED_MEDIA_TYPE",
+          "Request body must be JSON (Content-Type: application/json)",
+        );
+      case 401:
+        return unauthorized();
+      default:
+        if (err.status >= 400 && err.status < 500) {
+          return new ApiError(err.status as ContentfulStatusCode, "BAD_REQUEST", err.message || "Bad request");
+        }
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,160 @@
+/**
+ * SQL of inboxes and messages. "Live" always means `expires_at > now` with the
+ * caller's clock: an inbox stops existing for the API and for SMTP the moment
+ * it expires, whether or not the sweep has removed it yet.
+ */
+import type { Db, Tx } from "../db/client.ts";
+import type { AttachmentMeta, InboxRow, MessageRow, MessageSummaryRow } from "./schemas.ts";
+
+const INBOX_COLUMNS = "id, account_id, address, created_at, expires_at";
+const SUMMARY_COLUMNS = "id, inbox_id, from_address, to_address, subject, size, received_at";
+
+/** A page position: the (time, id) of the last row seen. */
+export interface After {
+  createdAt: Date;
+  id: string;
+}
+
+/** Inserts an inbox; undefined when its address is held by another row. */
+export async function insertInbox(db: Db, i: InboxRow): Promise<InboxRow | undefined> {
+  // DO NOTHING instead of an error: a concurrent creation of the same address
+  // waits for the first to commit and then simply gets no row back.
+  const rows = await db<InboxRow[]>`
+    INSERT INTO inboxes (id, account_id, address, created_at, expires_at)
+    VALUES (${i.id}, ${i.accountId}, ${i.address}, ${i.createdAt}, ${i.expiresAt})
+    ON CONFLICT ON CONSTRAINT inboxes_address_key DO NOTHING
+    RETURNING ${db.unsafe(INBOX_COLUMNS)}`;
+  return rows[0];
+}
+
+/** Deletes the expired inbox that still holds an address (with its messages); returns it, if any. */
+export async function deleteExpiredByAddress(db: Db, address: string, now: Date): Promise<InboxRow[]> {
+  // A row a sweep is expiring right now is locked: this waits, then finds it
+  // gone, so its inbox.expired is emitted once, by whoever deleted it.
+  return await db<InboxRow[]>`
+    DELETE FROM inboxes WHERE address = ${address} AND expires_at <= ${now}
+    RETURNING ${db.unsafe(INBOX_COLUMNS)}`;
+}
+
+/** One of the account's live inboxes. */
+export async function findLiveInbox(db: Db, accountId: string, id: string, now: Date): Promise<InboxRow | undefined> {
+  const rows = await db<InboxRow[]>`
+    SELECT ${db.unsafe(INBOX_COLUMNS)} FROM inboxes
+    WHERE id = ${id} AND account_id = ${accountId} AND expires_at > ${now}`;
+  return rows[0];
+}
+
+/** The account's live inboxes, newest first, after the cursor position. */
+export async function listLiveInboxes(
+  db: Db,
+  accountId: string,
+  now: Date,
+  limit: number,
+  after: After | undefined,
+): Promise<InboxRow[]> {
+  return await db<InboxRow[]>`
+    SELECT ${db.unsafe(INBOX_COLUMNS)} FROM inboxes
+    WHERE account_id = ${accountId} AND expires_at > ${now}
+      ${after ? db`AND (created_at, id) < (${after.createdAt}, ${after.id})` : db``}
+    ORDER BY created_at DESC, id DESC
+    LIMIT ${limit}`;
+}
+
+/** Deletes one of the account's live inboxes with its messages; false when there is none. */
+export async function deleteLiveInbox(db: Db, accountId: string, id: string, now: Date): Promise<boolean> {
+  // An expired inbox is left to the sweep, which owes it an inbox.expired event.
+  const rows = await db`
+    DELETE FROM inboxes WHERE id = ${id} AND account_id = ${accountId} AND expires_at > ${now}
+    RETURNING id`;
+  return rows.length > 0;
+}
+
+/** The live inbox of an address (lowercase), for the RCPT check. */
+export async function findLiveInboxByAddress(db: Db, address: string, now: Date): Promise<InboxRow | undefined> {
+  const rows = await db<InboxRow[]>`
+    SELECT ${db.unsafe(INBOX_COLUMNS)} FROM inboxes WHERE address = ${address} AND expires_at > ${now}`;
+  return rows[0];
+}
+
+/** The live inbox of an address, locked against deletion until the transaction ends. */
+export async function lockLiveInboxByAddress(tx: Tx, address: string, now: Date): Promise<InboxRow | undefined> {
+  // KEY SHARE is what the message's foreign key needs anyway; taking it first
+  // means a concurrent DELETE waits for the message instead of failing it.
+  const rows = await tx<InboxRow[]>`
+    SELECT ${tx.unsafe(INBOX_COLUMNS)} FROM inboxes WHERE address = ${address} AND expires_at > ${now}
+    FOR KEY SHARE`;
+  return rows[0];
+}
+
+/** Stores a received message. */
+export async function insertMessage(
+  tx: Tx,
+  m: {
+    id: string;
+    inboxId: string;
+    from: string;
+    to: string;
+    subject: string;
+    text: string | null;
+    html: string | null;
+    headers: Record<string, string>;
+    attachments: AttachmentMeta[];
+    size: number;
+    receivedAt: Date;
+  },
+): Promise<void> {
+  await tx`
+    INSERT INTO messages (id, inbox_id, from_address, to_address, subject, text_body, html_body, headers,
+      attachments, size, received_at)
+    VALUES (${m.id}, ${m.inboxId}, ${m.from}, ${m.to}, ${m.subject}, ${m.text}, ${m.html},
+      ${tx.json(m.headers)}, ${tx.json(m.attachments)}, ${m.size}, ${m.receivedAt})`;
+}
+
+/** An inbox's messages, newest first, after the cursor position. */
+export async function listMessages(
+  db: Db,
+  inboxId: string,
+  limit: number,
+  after: After | undefined,
+): Promise<MessageSummaryRow[]> {
+  return await db<MessageSummaryRow[]>`
+    SELECT ${db.unsafe(SUMMARY_COLUMNS)} FROM messages
+    WHERE inbox_id = ${inboxId}
+      ${after ? db`AND (received_at, id) < (${after.createdAt}, ${after.id})` : db``}
+    ORDER BY received_at DESC, id DESC
+    LIMIT ${limit}`;
+}
+
+type StoredMessageRow = MessageSummaryRow & {
+  textBody: string | null;
+  htmlBody: string | null;
+  headers: string;
+  attachments: string;
+};
+
+/** One message of an inbox, with bodies, headers and attachment metadata. */
+export async function findMessage(db: Db, inboxId: string, id: string): Promise<MessageRow | undefined> {
+  // The JSON columns come back as text: the camel transform would rename keys inside jsonb.
+  const rows = await db<StoredMessageRow[]>`
+    SELECT ${db.unsafe(SUMMARY_COLUMNS)}, text_body, html_body, headers::text AS headers,
+      attachments::text AS attachments
+    FROM messages WHERE id = ${id} AND inbox_id = ${inboxId}`;
+  const row = rows[0];
+  if (!row) return undefined;
+  return { ...row, headers: JSON.parse(row.headers), attachments: JSON.parse(row.attachments) };
+}
+
+/** Up to `limit` expired inboxes, locked for this transaction; rows another sweeper holds are skipped. */
+export async function claimExpiredInboxes(tx: Tx, now: Date, limit: number): Promise<InboxRow[]> {
+  return await tx<InboxRow[]>`
+    SELECT ${tx.unsafe(INBOX_COLUMNS)} FROM inboxes
+    WHERE expires_at <= ${now}
+    ORDER BY expires_at, id
+    LIMIT ${limit}
+    FOR UPDATE SKIP LOCKED`;
+}
+
+/** Deletes inboxes (their messages go with them by cascade); returns the rows this deleted. */
+export async function deleteInboxes(tx: Tx, ids: string[]): Promise<InboxRow[]> {
+  return await tx<InboxRow[]>`DELETE FROM inboxes WHERE id = ANY(${ids}) RETURNING ${tx.unsafe(INBOX_COLUMNS)}`;
+}

@@ -1,0 +1,101 @@
+/** HTTP layer of inboxes and their messages: every plan, free included. */
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import type { AppDeps } from "../deps.ts";
+import type { AppEnv } from "../http/env.ts";
+import { validationHook } from "../http/validation.ts";
+import { bodyGuards } from "../http/guards.ts";
+import {
+  API_SECURITY,
+  errorResponses,
+  IdParamSchema,
+  jsonBody,
+  jsonResponse,
+  PageQuerySchema,
+  SuccessSchema,
+} from "../http/schemas.ts";
+import {
+  InboxCreateRequestSchema,
+  InboxListSchema,
+  InboxSchema,
+  MessageListSchema,
+  MessageParamsSchema,
+  MessageSchema,
+  toInboxJson,
+  toMessageJson,
+  toMessageSummaryJson,
+} from "./schemas.ts";
+import { createInbox, deleteInbox, getInbox, getMessage, listInboxes, listMessages } from "./service.ts";
+
+const createInboxRoute = createRoute({
+  method: "post",
+  path: "/api/inboxes",
+  request: { body: jsonBody(InboxCreateRequestSchema) },
+  responses: { 201: jsonResponse("Inbox created", InboxSchema), ...errorResponses(400, 401, 413, 415) },
+  security: API_SECURITY,
+});
+
+const listInboxesRoute = createRoute({
+  method: "get",
+  path: "/api/inboxes",
+  request: { query: PageQuerySchema },
+  responses: { 200: jsonResponse("A page of inboxes", InboxListSchema), ...errorResponses(400, 401) },
+  security: API_SECURITY,
+});
+
+const getInboxRoute = createRoute({
+  method: "get",
+  path: "/api/inboxes/{id}",
+  request: { params: IdParamSchema },
+  responses: { 200: jsonResponse("The inbox", InboxSchema), ...errorResponses(401, 404) },
+  security: API_SECURITY,
+});
+
+const deleteInboxRoute = createRoute({
+  method: "delete",
+  path: "/api/inboxes/{id}",
+  request: { params: IdParamSchema },
+  responses: { 200: jsonResponse("Inbox deleted", SuccessSchema), ...errorResponses(401, 404) },
+  security: API_SECURITY,
+});
+
+const listMessagesRoute = createRoute({
+  method: "get",
+  path: "/api/inboxes/{id}/messages",
+  request: { params: IdParamSchema, query: PageQuerySchema },
+  responses: { 200: jsonResponse("A page of messages", MessageListSchema), ...errorResponses(400, 401, 404) },
+  security: API_SECURITY,
+});
+
+const getMessageRoute = createRoute({
+  method: "get",
+  path: "/api/inboxes/{id}/messages/{messageId}",
+  request: { params: MessageParamsSchema },
+  responses: { 200: jsonResponse("The message", MessageSchema), ...errorResponses(401, 404) },
+  security: API_SECURITY,
+});
+
+/** The inbox routes; `/api` authentication is applied by the app. */
+export function inboxRoutes(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
+  app.on("POST", "/api/inboxes", ...bodyGuards(deps));
+
+  return app.openapi(createInboxRoute, async (c) => {
+    const row = await createInbox(deps, c.get("principal").accountId, c.req.valid("json"));
+    return c.json(toInboxJson(row), 201);
+  }).openapi(listInboxesRoute, async (c) => {
+    const page = await listInboxes(deps, c.get("principal").accountId, c.req.valid("query"));
+    return c.json({ data: page.data.map(toInboxJson), nextCursor: page.nextCursor }, 200);
+  }).openapi(getInboxRoute, async (c) => {
+    return c.json(toInboxJson(await getInbox(deps, c.get("principal").accountId, c.req.valid("param").id)), 200);
+  }).openapi(deleteInboxRoute, async (c) => {
+    await deleteInbox(deps, c.get("principal").accountId, c.req.valid("param").id);
+    return c.json({ success: true as const }, 200);
+  }).openapi(listMessagesRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const page = await listMessages(deps, c.get("principal").accountId, id, c.req.valid("query"));
+    return c.json({ data: page.data.map(toMessageSummaryJson), nextCursor: page.nextCursor }, 200);
+  }).openapi(getMessageRoute, async (c) => {
+    const { id, messageId } = c.req.valid("param");
+    return c.json(toMessageJson(await getMessage(deps, c.get("principal").accountId, id, messageId)), 200);
+  });
+}

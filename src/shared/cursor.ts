@@ -1,0 +1,51 @@
+/** Opaque page cursors: the (createdAt, id) of the last row seen, base64url-encoded. */
+import { ApiError } from "../errors.ts";
+
+/** Encodes a position. */
+export function encodeCursor(createdAt: Date, id: string): string {
+  const json = JSON.stringify([createdAt.toISOString(), id]);
+  return btoa(json).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+/** The 400 for a cursor this service did not issue. */
+export function invalidCursor(): ApiError {
+  return new ApiError(400, "VALIDATION_ERROR", "Invalid query parameters", [
+    { path: "cursor", message: "Invalid cursor" },
+  ]);
+}
+
+/** Decodes a cursor; 400 VALIDATION_ERROR for anything this service did not issue. */
+export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  try {
+    const [at, id] = JSON.parse(atob(cursor.replaceAll("-", "+").replaceAll("_", "/"))) as unknown[];
+    const createdAt = new Date(String(at));
+    // PostgreSQL's timestamptz holds years 1 to 9999: anything else would fail in the query.
+    const year = createdAt.getUTCFullYear();
+    if (typeof id !== "string" || Number.isNaN(createdAt.getTime()) || year < 1 || year > 9999) {
+      throw new Error("bad cursor");
+    }
+    return { createdAt, id };
+  } catch {
+    throw invalidCursor();
+  }
+}
+
+/** The page size when a list request names none. */
+export const DEFAULT_PAGE_SIZE = 20;
+
+/** A page of rows and the cursor of the next one (null on the last page). */
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+/**
+ * Turns `limit + 1` fetched rows into a page: the extra row only tells that a
+ * next page exists (no count query), and `position` gives the cursor of the
+ * last row kept.
+ */
+export function toPage<T>(rows: T[], limit: number, position: (row: T) => [Date, string]): Page<T> {
+  const data = rows.slice(0, limit);
+  const last = data.at(-1);
+  return { data, nextCursor: rows.length > limit && last ? encodeCursor(...position(last)) : null };
+}

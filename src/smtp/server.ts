@@ -1,0 +1,132 @@
+/**
+ * The SMTP listener that feeds inboxes. Plain SMTP, no AUTH and no STARTTLS:
+ * it only ever accepts mail for live inboxes of MAIL_DOMAIN, so it is a
+ * receive-only endpoint, not a relay. Any internal failure answers 451 (the
+ * sender retries later) and never takes the listener down.
+ */
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
+import type { AddressInfo } from "node:net";
+import { getLogger } from "@logtape/logtape";
+import { acceptsMail, type InboxDeps, receiveMessage } from "../inboxes/service.ts";
+import { parseMessage } from "./parse.ts";
+
+const log = getLogger(["inbox", "smtp"]);
+
+/** A running SMTP listener. */
+export interface SmtpServerHandle {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** How long close() lets open connections finish before cutting them. */
+const CLOSE_TIMEOUT_MS = 5_000;
+
+/** An error smtp-server answers with its `responseCode` (enhanced status code added by the server). */
+function smtpError(responseCode: number, message: string): Error {
+  return Object.assign(new Error(message), { responseCode });
+}
+
+const noSuchMailbox = () => smtpError(550, "No such mailbox");
+const localError = () => smtpError(451, "Local error in processing, try again later");
+
+/** Reads the DATA stream, keeping at most `maxBytes` (past that only counting). */
+async function readMessage(stream: SMTPServerDataStream, maxBytes: number): Promise<Uint8Array | undefined> {
+  const chunks: Uint8Array[] = [];
+  let kept = 0;
+  for await (const chunk of stream as AsyncIterable<Uint8Array>) {
+    // An oversized message is read to its end (the protocol requires it) but not held in memory.
+    if (kept + chunk.byteLength > maxBytes) {
+      kept = maxBytes + 1;
+      chunks.length = 0;
+      continue;
+    }
+    chunks.push(chunk);
+    kept += chunk.byteLength;
+  }
+  if (stream.sizeExceeded || kept > maxBytes) return undefined;
+  const raw = new Uint8Array(kept);
+  let at = 0;
+  for (const chunk of chunks) {
+    raw.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return raw;
+}
+
+/** Stores a message for every accepted recipient; false when none of them still exists. */
+async function ingest(deps: InboxDeps, raw: Uint8Array, session: SMTPServerSession): Promise<boolean> {
+  const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
+  const message = await parseMessage(raw, envelopeFrom);
+  const recipients = new Set(session.envelope.rcptTo.map((r) => r.address.toLowerCase()));
+  let stored = 0;
+  // One transaction per recipient: each inbox's message and event commit together.
+  for (const address of recipients) {
+    if (await receiveMessage(deps, address, message)) stored++;
+  }
+  log.debug("Stored a message of {size} bytes for {stored} of {recipients} recipients", {
+    size: message.size,
+    stored,
+    recipients: recipients.size,
+  });
+  return stored > 0;
+}
+
+/** Starts the SMTP listener on `config.host`:`config.smtpPort` (0 picks a free port). */
+export function startSmtpServer(deps: InboxDeps): Promise<SmtpServerHandle> {
+  const maxBytes = deps.config.smtpMaxBytes;
+  const server = new SMTPServer({
+    name: deps.config.mailDomain,
+    banner: `${deps.config.serviceName} ready`,
+    authOptional: true,
+    disabledCommands: ["STARTTLS", "AUTH"],
+    // RFC 3463 codes on every reply ("550 5.1.1 No such mailbox"); off by default in smtp-server.
+    hideENHANCEDSTATUSCODES: false,
+    // Announced in EHLO: senders that declare a larger SIZE are refused at MAIL FROM. The
+    // server also answers 552 itself for a stream that runs over, whatever onData says.
+    size: maxBytes,
+    rejectOversized: true,
+    logger: false,
+    closeTimeout: CLOSE_TIMEOUT_MS,
+    onRcptTo(address, _session, callback) {
+      acceptsMail(deps, address.address).then(
+        (ok) => callback(ok ? null : noSuchMailbox()),
+        (err) => {
+          log.error("RCPT check failed: {error}", { error: String(err) });
+          callback(localError());
+        },
+      );
+    },
+    onData(stream, session, callback) {
+      stream.on("error", () => {}); // A dropped connection ends the read below with an error.
+      readMessage(stream, maxBytes).then(async (raw) => {
+        if (!raw) {
+          return callback(smtpError(552, `Message exceeds the maximum size of ${maxBytes} bytes`));
+        }
+        callback(await ingest(deps, raw, session) ? null : noSuchMailbox());
+      }).catch((err) => {
+        log.error("Storing a message failed: {error}", { error: err instanceof Error ? err.stack : String(err) });
+        callback(localError());
+      });
+    },
+  });
+  // Without a listener an 'error' event would throw and end the process.
+  server.on("error", (err) => log.warn("SMTP connection error: {error}", { error: String(err) }));
+
+  return new Promise((resolve, reject) => {
+    const onListenError = (err: Error) => reject(err);
+    server.server.once("error", onListenError);
+    server.listen(deps.config.smtpPort, deps.config.host, () => {
+      server.server.off("error", onListenError);
+      const port = (server.server.address() as AddressInfo).port;
+      log.info("SMTP listening on {host}:{port} for @{domain}", {
+        host: deps.config.host,
+        port,
+        domain: deps.config.mailDomain,
+      });
+      resolve({
+        port,
+        close: () => new Promise<void>((done) => server.close(() => done())),
+      });
+    });
+  });
+}

@@ -1,0 +1,106 @@
+/** HTTP layer of user webhooks (spec 4.2): list, create, get, update, delete. */
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppDeps } from "../deps.ts";
+import type { AppEnv } from "../http/env.ts";
+import { validationHook } from "../http/validation.ts";
+import { bodyGuards } from "../http/guards.ts";
+import { API_SECURITY, errorResponses, IdParamSchema, jsonBody, jsonResponse, SuccessSchema } from "../http/schemas.ts";
+import { requirePlan } from "../auth/middleware.ts";
+import { listWebhooks } from "./repo.ts";
+import {
+  toWebhookCreatedJson,
+  toWebhookJson,
+  toWebhookSummaryJson,
+  WebhookCreatedSchema,
+  WebhookCreateRequestSchema,
+  WebhookSchema,
+  WebhookSummarySchema,
+  WebhookUpdateRequestSchema,
+} from "./schemas.ts";
+import {
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  updateWebhook,
+  URL_OR_EVENTS_MESSAGE,
+  webhookDeps,
+} from "./service.ts";
+
+const PLAN_MESSAGE = "Webhooks require Pro or Business plan";
+
+const listRoute = createRoute({
+  method: "get",
+  path: "/api/user-webhooks",
+  responses: {
+    200: jsonResponse("The account's webhooks", z.array(WebhookSummarySchema)),
+    ...errorResponses(401, 403),
+  },
+  security: API_SECURITY,
+});
+
+const createWebhookRoute = createRoute({
+  method: "post",
+  path: "/api/user-webhooks",
+  request: { body: jsonBody(WebhookCreateRequestSchema) },
+  responses: {
+    201: jsonResponse("The new webhook, active", WebhookCreatedSchema),
+    ...errorResponses(400, 401, 403, 413, 415, 429),
+  },
+  security: API_SECURITY,
+});
+
+const getRoute = createRoute({
+  method: "get",
+  path: "/api/user-webhooks/{id}",
+  request: { params: IdParamSchema },
+  responses: { 200: jsonResponse("The webhook", WebhookSchema), ...errorResponses(401, 403, 404) },
+  security: API_SECURITY,
+});
+
+const updateRoute = createRoute({
+  method: "patch",
+  path: "/api/user-webhooks/{id}",
+  request: { params: IdParamSchema, body: jsonBody(WebhookUpdateRequestSchema) },
+  responses: { 200: jsonResponse("Updated", SuccessSchema), ...errorResponses(400, 401, 403, 404, 413, 415) },
+  security: API_SECURITY,
+});
+
+const deleteRoute = createRoute({
+  method: "delete",
+  path: "/api/user-webhooks/{id}",
+  request: { params: IdParamSchema },
+  responses: { 200: jsonResponse("Deleted", SuccessSchema), ...errorResponses(401, 403, 404) },
+  security: API_SECURITY,
+});
+
+/** The spec's own message when the url or events field is what is wrong. */
+const hook = validationHook((details, target) =>
+  target === "json" && details.some((d) => d.path === "url" || d.path.startsWith("events"))
+    ? URL_OR_EVENTS_MESSAGE
+    : undefined
+);
+
+/** The webhook management routes; `/api` authentication is applied by the app. */
+export function webhookRoutes(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: hook });
+  const w = webhookDeps(deps);
+  const plan = requirePlan(["pro", "business"], PLAN_MESSAGE);
+  app.use("/api/user-webhooks", plan);
+  app.use("/api/user-webhooks/*", plan);
+  app.on(["POST", "PATCH"], ["/api/user-webhooks", "/api/user-webhooks/:id"], ...bodyGuards(deps));
+
+  return app.openapi(listRoute, async (c) => {
+    return c.json((await listWebhooks(deps.sql, c.get("principal").accountId)).map(toWebhookSummaryJson), 200);
+  }).openapi(createWebhookRoute, async (c) => {
+    const row = await createWebhook(w, c.get("principal").accountId, c.req.valid("json"));
+    return c.json(toWebhookCreatedJson(row), 201);
+  }).openapi(getRoute, async (c) => {
+    return c.json(toWebhookJson(await getWebhook(w, c.get("principal").accountId, c.req.valid("param").id)), 200);
+  }).openapi(updateRoute, async (c) => {
+    await updateWebhook(w, c.get("principal").accountId, c.req.valid("param").id, c.req.valid("json"));
+    return c.json({ success: true as const }, 200);
+  }).openapi(deleteRoute, async (c) => {
+    await deleteWebhook(w, c.get("principal").accountId, c.req.valid("param").id);
+    return c.json({ success: true as const }, 200);
+  });
+}

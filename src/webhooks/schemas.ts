@@ -1,0 +1,94 @@
+/** Zod schemas of user webhooks (spec 2.2, 4.2), named as in `openapi.yaml`. */
+import { z } from "@hono/zod-openapi";
+
+export const EVENT_TYPES = ["message.received", "inbox.created", "inbox.expired"] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const EventTypeSchema = z.enum(EVENT_TYPES).openapi("EventType");
+
+const Events = z.array(EventTypeSchema).min(1).refine(
+  (events) => new Set(events).size === events.length,
+  "Events must be distinct",
+).openapi({ uniqueItems: true });
+
+const Url = z.string().max(2048);
+const Secret = z.string().min(16).max(256);
+
+export const WebhookCreateRequestSchema = z.strictObject({
+  url: Url,
+  events: Events,
+  secret: Secret.optional(),
+}).openapi("WebhookCreateRequest");
+
+export const WebhookUpdateRequestSchema = z.strictObject({
+  url: Url.optional(),
+  events: Events.optional(),
+  secret: Secret.nullable().optional(),
+  active: z.boolean().optional(),
+}).openapi("WebhookUpdateRequest");
+
+export const WebhookCreatedSchema = z.object({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(EventTypeSchema),
+  active: z.boolean(),
+  createdAt: z.iso.datetime(),
+}).openapi("WebhookCreated");
+
+const summaryFields = {
+  id: z.string(),
+  url: z.string(),
+  events: z.array(EventTypeSchema),
+  active: z.boolean(),
+  failureCount: z.number().int(),
+  lastTriggeredAt: z.iso.datetime().nullable(),
+  createdAt: z.iso.datetime(),
+};
+
+export const WebhookSummarySchema = z.object(summaryFields).openapi("WebhookSummary");
+
+export const WebhookSchema = z.object({
+  ...summaryFields,
+  lastFailureAt: z.iso.datetime().nullable(),
+  lastFailureReason: z.string().nullable(),
+}).openapi("Webhook");
+
+/** A webhook as stored (the secret only as ciphertext). */
+export interface WebhookRow {
+  id: string;
+  accountId: string;
+  url: string;
+  events: EventType[];
+  secretCiphertext: string | null;
+  active: boolean;
+  failureCount: number;
+  lastTriggeredAt: Date | null;
+  lastFailureAt: Date | null;
+  lastFailureReason: string | null;
+  createdAt: Date;
+}
+
+const iso = (d: Date | null): string | null => d?.toISOString() ?? null;
+
+/** The creation response: spec 4.2's five fields. */
+export function toWebhookCreatedJson(w: WebhookRow): z.infer<typeof WebhookCreatedSchema> {
+  return { id: w.id, url: w.url, events: w.events, active: w.active, createdAt: w.createdAt.toISOString() };
+}
+
+/** The list form: spec 4.2's seven fields. */
+export function toWebhookSummaryJson(w: WebhookRow): z.infer<typeof WebhookSummarySchema> {
+  return {
+    id: w.id,
+    url: w.url,
+    events: w.events,
+    active: w.active,
+    failureCount: w.failureCount,
+    lastTriggeredAt: iso(w.lastTriggeredAt),
+    createdAt: w.createdAt.toISOString(),
+  };
+}
+
+/** The single-webhook form, with the failure fields. */
+export function toWebhookJson(w: WebhookRow): z.infer<typeof WebhookSchema> {
+  return { ...toWebhookSummaryJson(w), lastFailureAt: iso(w.lastFailureAt), lastFailureReason: w.lastFailureReason };
+}

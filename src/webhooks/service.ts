@@ -1,0 +1,147 @@
+/**
+ * Webhook registration rules (spec 3.1, 4.2, 7, 8), in the design's order:
+ * validation -> unsafe URL -> duplicate -> maximum count -> hourly creations.
+ */
+import type { Sql } from "../db/client.ts";
+import type { AppDeps } from "../deps.ts";
+import { ApiError, notFound } from "../errors.ts";
+import { newId } from "../shared/ids.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { SecretBox } from "../secrets/secret_box.ts";
+import { checkWebhookUrl, type UrlCheckOptions } from "../url_safety/check_url.ts";
+import { lockAccount } from "../accounts/repo.ts";
+import { checkAndRecord, type Policy } from "../rate_limit/limiter.ts";
+import * as repo from "./repo.ts";
+import type { EventType, WebhookRow } from "./schemas.ts";
+
+export const MAX_WEBHOOKS = 10;
+/** Spec section 8: at most 10 creations per account in any rolling hour. */
+export const HOURLY_CREATIONS: Policy = { name: "webhook-creations", limit: 10, windowSeconds: 3600 };
+/** The spec's message for any url or events problem. */
+export const URL_OR_EVENTS_MESSAGE = "Invalid URL (must be HTTPS) or events";
+
+/** What the webhook rules need. */
+export interface WebhookDeps {
+  sql: Sql;
+  clock: Clock;
+  secretBox: SecretBox;
+  urlCheck: UrlCheckOptions;
+}
+
+/** The webhook rules' dependencies, from the app's. */
+export function webhookDeps(
+  deps: Pick<AppDeps, "sql" | "clock" | "secretBox" | "resolver" | "config">,
+): WebhookDeps {
+  return {
+    sql: deps.sql,
+    clock: deps.clock,
+    secretBox: deps.secretBox,
+    urlCheck: { resolver: deps.resolver, trustedHosts: deps.config.webhookTrustedHosts },
+  };
+}
+
+const notFoundError = () => notFound("WEBHOOK_NOT_FOUND", "Webhook not found");
+const duplicateError = () => new ApiError(400, "DUPLICATE_WEBHOOK_URL", "Webhook URL already registered");
+
+/** The normalised URL, or the 400 that refuses it. */
+async function acceptableUrl(input: string, opts: UrlCheckOptions): Promise<string> {
+  const check = await checkWebhookUrl(input, opts);
+  if (check.ok) return check.normalized;
+  if (check.kind === "invalid") {
+    throw new ApiError(400, "VALIDATION_ERROR", URL_OR_EVENTS_MESSAGE, [{ path: "url", message: check.reason }]);
+  }
+  throw new ApiError(400, "INVALID_WEBHOOK_URL", "Webhook URL must point to a public address", [
+    { path: "url", message: check.reason },
+  ]);
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return typeof err === "object" && err !== null && (err as { code?: string }).code === "23505";
+}
+
+/** Registers a webhook: active, failureCount 0. */
+export async function createWebhook(
+  deps: WebhookDeps,
+  accountId: string,
+  input: { url: string; events: EventType[]; secret?: string | undefined },
+): Promise<WebhookRow> {
+  const url = await acceptableUrl(input.url, deps.urlCheck);
+  const now = deps.clock.now();
+  const id = newId("wh", now.getTime());
+  const secretCiphertext = input.secret ? await deps.secretBox.seal(input.secret, id) : null;
+  return await deps.sql.begin(async (tx) => {
+    // Serialises this account's creations on every instance: the count and
+    // the hourly window cannot be raced past.
+    await lockAccount(tx, accountId);
+    if (await repo.urlTaken(tx, accountId, url)) throw duplicateError();
+    if (await repo.countWebhooks(tx, accountId) >= MAX_WEBHOOKS) {
+      throw new ApiError(400, "WEBHOOK_LIMIT", `Maximum ${MAX_WEBHOOKS} webhooks allowed`);
+    }
+    // Recorded in this transaction: only creations that commit use quota, and
+    // deleting a webhook later gives none back.
+    const decision = await checkAndRecord(tx, `webhook-create:${accountId}`, HOURLY_CREATIONS, now);
+    if (!decision.allowed) {
+      throw new ApiError(
+        429,
+        "RESOURCE_LIMIT_EXCEEDED",
+        `Too many webhooks created: at most ${HOURLY_CREATIONS.limit} per hour`,
+        undefined,
+        { "Retry-After": String(decision.resetSeconds) },
+      );
+    }
+    const row = await repo.insertWebhook(tx, {
+      id,
+      accountId,
+      url,
+      events: input.events,
+      secretCiphertext,
+      createdAt: now,
+    });
+    if (!row) throw duplicateError();
+    return row;
+  });
+}
+
+/** One of the account's webhooks; 404 otherwise. */
+export async function getWebhook(deps: WebhookDeps, accountId: string, id: string): Promise<WebhookRow> {
+  const row = await repo.findWebhook(deps.sql, accountId, id);
+  if (!row) throw notFoundError();
+  return row;
+}
+
+/** Applies a PATCH; `active: true` also resets failureCount (spec 3.1). */
+export async function updateWebhook(
+  deps: WebhookDeps,
+  accountId: string,
+  id: string,
+  input: {
+    url?: string | undefined;
+    events?: EventType[] | undefined;
+    secret?: string | null | undefined;
+    active?: boolean | undefined;
+  },
+): Promise<void> {
+  await getWebhook(deps, accountId, id);
+  const changes: repo.WebhookChanges = {};
+  if (input.url !== undefined) changes.url = await acceptableUrl(input.url, deps.urlCheck);
+  if (input.events !== undefined) changes.events = input.events;
+  if (input.secret !== undefined) {
+    changes.secretCiphertext = input.secret === null ? null : await deps.secretBox.seal(input.secret, id);
+  }
+  if (input.active !== undefined) changes.active = input.active;
+  try {
+    await deps.sql.begin(async (tx) => {
+      await lockAccount(tx, accountId);
+      if (changes.url !== undefined && await repo.urlTaken(tx, accountId, changes.url, id)) throw duplicateError();
+      if (!await repo.updateWebhook(tx, accountId, id, changes)) throw notFoundError();
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw duplicateError();
+    throw err;
+  }
+}
+
+/** Deletes one of the account's webhooks; 404 otherwise. */
+export async function deleteWebhook(deps: WebhookDeps, accountId: string, id: string): Promise<void> {
+  if (!await repo.deleteWebhook(deps.sql, accountId, id)) throw notFoundError();
+}

@@ -1,0 +1,51 @@
+/**
+ * A fresh schema on the real PostgreSQL server for each test file, migrated
+ * and dropped afterwards, so tests never depend on leftovers.
+ */
+import postgres from "postgres";
+import { openDatabase, type Sql } from "../../src/db/client.ts";
+import { migrate } from "../../src/db/migrate.ts";
+
+/** The server tests run against (the machine's PostgreSQL by default). */
+export const TEST_DATABASE_URL = Deno.env.get("TEST_DATABASE_URL") ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** A migrated schema of its own and a pool on it. */
+export interface TestDb {
+  sql: Sql;
+  schema: string;
+  /** Another pool on the same schema, as a second instance would have. */
+  connect(poolSize?: number): Promise<Sql>;
+  close(): Promise<void>;
+}
+
+async function adminQuery(text: string): Promise<void> {
+  const admin = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(text);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Creates and migrates a new schema. */
+export async function createTestDb(): Promise<TestDb> {
+  const schema = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+  await adminQuery(`CREATE SCHEMA ${schema}`);
+  const closers: Array<() => Promise<void>> = [];
+  const connect = async (poolSize = 5): Promise<Sql> => {
+    const db = await openDatabase({ databaseUrl: TEST_DATABASE_URL, dataDir: "", poolSize, schema });
+    closers.push(db.close);
+    return db.sql;
+  };
+  const sql = await connect(5);
+  await migrate(sql);
+  return {
+    sql,
+    schema,
+    connect,
+    close: async () => {
+      for (const close of closers.reverse()) await close();
+      await adminQuery(`DROP SCHEMA ${schema} CASCADE`);
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/** Events committed by the test process itself, as an emitting service would (NOTIFY wakes the services). */
+import type { Sql } from "../../src/db/client.ts";
+import { emit } from "../../src/events/emit.ts";
+
+/** An event id and when its transaction committed (ms since the epoch). */
+export interface Committed {
+  id: string;
+  committedAt: number;
+}
+
+/** Commits `count` inbox.created events for the account, in transactions of `batch`. */
+export async function commitInboxEvents(sql: Sql, accountId: string, count: number, batch = 10): Promise<Committed[]> {
+  const out: Committed[] = [];
+  for (let i = 0; i < count; i += batch) {
+    const ids = await sql.begin(async (tx) => {
+      const ids: string[] = [];
+      for (let j = i; j < Math.min(count, i + batch); j++) {
+        const now = new Date();
+        const { eventId } = await emit(tx, accountId, "inbox.created", {
+          inboxId: `inb_test_${j}`,
+          address: `t${j}@inbox.localhost`,
+          expiresAt: new Date(now.getTime() + 3_600_000).toISOString(),
+        }, now);
+        ids.push(eventId);
+      }
+      return ids;
+    });
+    const committedAt = Date.now();
+    for (const id of ids) out.push({ id, committedAt });
+  }
+  return out;
+}

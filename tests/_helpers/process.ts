@@ -1,0 +1,127 @@
+/**
+ * The service as a real child process (`deno task start`), for tests that
+ * need what only a process has: start-up, SIGTERM, kill -9, two instances.
+ */
+
+import { TEST_DATABASE_URL, type TestDb } from "./db.ts";
+import { ADMIN_TOKEN, TEST_ENCRYPTION_KEY } from "./app.ts";
+
+const ROOT = new URL("../../", import.meta.url);
+const TEST_CA = new URL("./certs/ca.pem", import.meta.url).pathname;
+
+/**
+ * The environment of a child service on a test schema: PostgreSQL through
+ * DATABASE_URL (postgres.js passes `search_path` on as a connection
+ * parameter), the test encryption key and admin token, and the test
+ * receivers trusted (`localhost`, the test CA).
+ */
+export function serviceEnv(db: TestDb, extra: Record<string, string> = {}): Record<string, string> {
+  const sep = TEST_DATABASE_URL.includes("?") ? "&" : "?";
+  return {
+    DATABASE_URL: `${TEST_DATABASE_URL}${sep}search_path=${db.schema}`,
+    ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    ADMIN_TOKEN,
+    WEBHOOK_TRUSTED_HOSTS: "localhost",
+    WEBHOOK_CA_CERTS: TEST_CA,
+    ...extra,
+  };
+}
+
+/** A port nothing listens on right now. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** A running service process. */
+export interface ServiceProcess {
+  url: string;
+  port: number;
+  pid: number;
+  /** SIGTERM and wait; returns the exit code. */
+  stop(): Promise<number>;
+  /** SIGKILL (kill -9) and wait. */
+  kill(): Promise<void>;
+  /** What the process wrote to stderr so far (only after it exited). */
+  stderr(): Promise<string>;
+}
+
+/** The `start` task's command line, so the direct form cannot drift from it. */
+const START_ARGS: string[] = (() => {
+  const config = JSON.parse(Deno.readTextFileSync(new URL("deno.json", ROOT)));
+  const words = String(config.tasks.start).trim().split(/\s+/);
+  if (words[0] !== "deno") throw new Error("the start task no longer begins with deno");
+  return words.slice(1);
+})();
+
+/**
+ * Starts the service with `env` and waits until /healthz answers. By default
+ * it runs the start task's command itself, so `kill()` hits the service (a
+ * SIGKILL to `deno task` would leave its child running); `viaTask` runs
+ * `deno task start` exactly as a user types it.
+ */
+export async function startService(
+  env: Record<string, string>,
+  opts: { viaTask?: boolean; timeoutMs?: number } = {},
+): Promise<ServiceProcess> {
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const port = freePort();
+  const child = new Deno.Command("deno", {
+    args: opts.viaTask ? ["task", "--quiet", "start"] : START_ARGS,
+    cwd: ROOT,
+    env: {
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      SMTP_PORT: String(freePort()),
+      COOKIE_SECURE: "false",
+      LOG_LEVEL: "warning",
+      ...env,
+    },
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const chunks: Uint8Array[] = [];
+  const drained = (async () => {
+    for await (const chunk of child.stderr) chunks.push(chunk);
+  })();
+  const stderr = async () => {
+    await drained;
+    return new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+  };
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  while (true) {
+    try {
+      const res = await fetch(`${url}/healthz`);
+      await res.body?.cancel();
+      if (res.status === 200) break;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      await child.status;
+      throw new Error(`service did not start: ${await stderr()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    port,
+    pid: child.pid,
+    stop: async () => {
+      child.kill("SIGTERM");
+      const status = await child.status;
+      await drained;
+      return status.code;
+    },
+    kill: async () => {
+      child.kill("SIGKILL");
+      await child.status;
+      await drained;
+    },
+    stderr,
+  };
+}

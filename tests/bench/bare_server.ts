@@ -1,0 +1,27 @@
+/**
+ * The physical limit for the API benchmark: a bare Deno.serve + postgres.js
+ * handler running the same list query as GET /api/user-webhooks, with no
+ * framework, no authentication and no validation.
+ *
+ *   deno run -A tests/bench/bare_server.ts <port> <database url> <account id>
+ */
+import postgres from "postgres";
+
+const [port, url, accountId] = Deno.args;
+const sql = postgres(url!, { max: 10, transform: postgres.camel, onnotice: () => {} });
+
+Deno.serve({ hostname: "127.0.0.1", port: Number(port), onListen: () => console.log("ready") }, async () => {
+  const rows = await sql`
+    SELECT id, account_id, url, events, secret_ciphertext, active, failure_count, last_triggered_at,
+      last_failure_at, last_failure_reason, created_at
+    FROM webhooks WHERE account_id = ${accountId!} ORDER BY created_at, id`;
+  return Response.json(rows.map((w) => ({
+    id: w.id,
+    url: w.url,
+    events: w.events,
+    active: w.active,
+    failureCount: w.failureCount,
+    lastTriggeredAt: w.lastTriggeredAt?.toISOString() ?? null,
+    createdAt: w.createdAt.toISOString(),
+  })));
+});

@@ -1,0 +1,299 @@
+/**
+ * `deno task bench`: each scenario measures the service and its physical
+ * limit side by side, in one run, on this machine, and prints the ratio.
+ * Figures go to stdout as a table and to tests/bench/results.json.
+ *
+ * Scenarios (design "Targets", issue 7):
+ *   api        authenticated GET /api/user-webhooks (wrk) vs a bare Deno.serve + postgres.js handler
+ *   deliveries signed deliveries/s from committed events vs plain fetch at the same concurrency
+ *   latency    event committed -> receiver, p50/p95/p99 at 50/s and 200/s offered
+ *   growth     delivery throughput with 10^4 and 10^6 rows already in deliveries; claim query plan
+ *   memory     peak RSS idle, and with 10^4 deliveries queued against a slow receiver
+ */
+import { createTestDb, TEST_DATABASE_URL, type TestDb } from "../_helpers/db.ts";
+import { freePort, serviceEnv, type ServiceProcess, startService } from "../_helpers/process.ts";
+import { ADMIN_TOKEN } from "../_helpers/app.ts";
+import { commitInboxEvents } from "../_helpers/events.ts";
+
+const ROOT = new URL("../../", import.meta.url);
+const only = new Set(Deno.args);
+const want = (name: string) => only.size === 0 || only.has(name);
+
+type Row = { scenario: string; metric: string; service: number | string; limit: number | string; ratio: string };
+const rows: Row[] = [];
+const results: Record<string, unknown> = { machine: { cores: navigator.hardwareConcurrency }, at: new Date() };
+
+function row(scenario: string, metric: string, service: number | string, limit: number | string = "", target = "") {
+  const ratio = typeof service === "number" && typeof limit === "number" && limit > 0
+    ? `${(service / limit).toFixed(2)}${target ? ` (target ${target})` : ""}`
+    : target;
+  rows.push({ scenario, metric, service, limit, ratio });
+  console.log(`  ${scenario} ${metric}: ${service}${limit !== "" ? ` vs ${limit}` : ""} ${ratio}`);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** A child process that prints "ready" when it listens. */
+async function spawnReady(args: string[]): Promise<Deno.ChildProcess> {
+  const child = new Deno.Command("deno", { args, cwd: ROOT, stdout: "piped", stderr: "inherit" }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (!seen.includes("ready")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${args.join(" ")} exited before it was ready`);
+    seen += value;
+  }
+  reader.releaseLock();
+  void child.stdout.cancel().catch(() => {});
+  return child;
+}
+
+/** The receiver process and its control channel. */
+class BenchReceiver {
+  constructor(readonly child: Deno.ChildProcess, readonly port: number, readonly control: number) {}
+  static async start(): Promise<BenchReceiver> {
+    const port = freePort();
+    const control = freePort();
+    const child = await spawnReady(["run", "-A", "tests/bench/receiver_server.ts", String(port), String(control)]);
+    return new BenchReceiver(child, port, control);
+  }
+  url(path: string): string {
+    return `https://localhost:${this.port}${path}`;
+  }
+  async reset(delayMs = 0): Promise<void> {
+    await (await fetch(`http://127.0.0.1:${this.control}/reset?delayMs=${delayMs}`, { method: "POST" })).text();
+  }
+  async stats(): Promise<{ count: number; latencies: number[] }> {
+    return await (await fetch(`http://127.0.0.1:${this.control}/stats`)).json();
+  }
+  async waitFor(count: number, timeoutMs = 300_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ((await this.stats()).count < count) {
+      if (Date.now() > deadline) throw new Error(`receiver got ${(await this.stats()).count} of ${count}`);
+      await sleep(10);
+    }
+  }
+  async close(): Promise<void> {
+    this.child.kill("SIGKILL");
+    await this.child.status;
+  }
+}
+
+/** A business account with an API key and `webhooks` webhooks to the receiver. */
+async function account(service: ServiceProcess, receiver: BenchReceiver, webhooks: number) {
+  const json = async (path: string, body: unknown, headers: Record<string, string>) => {
+    const res = await fetch(service.url + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 201 && res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return { body: await res.json(), res };
+  };
+  const email = `bench-${crypto.randomUUID()}@example.com`;
+  const acc = (await json("/admin/accounts", { email, password: "password123", plan: "business" }, {
+    authorization: `Bearer ${ADMIN_TOKEN}`,
+  })).body;
+  const login = await json("/api/auth/login", { email, password: "password123" }, {});
+  const cookie = login.res.headers.getSetCookie()[0]!.split(";")[0]!;
+  const key = (await json("/api/api-keys", { name: "bench" }, { cookie })).body.key as string;
+  const ids: string[] = [];
+  for (let i = 0; i < webhooks; i++) {
+    ids.push(
+      (await json("/api/user-webhooks", {
+        url: receiver.url(`/h${i}`),
+        events: ["inbox.created"],
+        secret: "bench-secret-0123456789",
+      }, { cookie })).body.id,
+    );
+  }
+  return { id: acc.id as string, key, webhooks: ids };
+}
+
+/** Commits `count` events in transactions of `perTx`, as fast as it can. */
+async function emitBurst(db: TestDb, accountId: string, count: number, perTx = 100): Promise<void> {
+  await commitInboxEvents(db.sql, accountId, count, perTx);
+}
+
+async function wrk(url: string, key: string | undefined, seconds: number) {
+  const args = ["-t2", "-c32", `-d${seconds}s`, "--latency", url];
+  if (key) args.unshift("-H", `Authorization: Bearer ${key}`);
+  const out = new TextDecoder().decode((await new Deno.Command("wrk", { args, stdout: "piped" }).output()).stdout);
+  const ms = (label: string) => {
+    const m = new RegExp(`\\s${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);
+    if (!m) return NaN;
+    const v = Number(m[1]);
+    return m[2] === "us" ? v / 1000 : m[2] === "s" ? v * 1000 : v;
+  };
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+  return {
+    rps: Math.round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)),
+    p50: ms("50%"),
+    p99: ms("99%"),
+    non2xx,
+  };
+}
+
+async function deliveryThroughput(
+  db: TestDb,
+  receiver: BenchReceiver,
+  accountId: string,
+  events: number,
+  fanout: number,
+) {
+  await receiver.reset();
+  const started = performance.now();
+  await emitBurst(db, accountId, events);
+  await receiver.waitFor(events * fanout);
+  return Math.round((events * fanout) / ((performance.now() - started) / 1000));
+}
+
+async function fetchLimit(receiver: BenchReceiver, requests: number): Promise<number> {
+  await receiver.reset();
+  const out = await new Deno.Command("deno", {
+    args: ["run", "-A", "tests/bench/fetch_load.ts", receiver.url("/plain"), String(requests), "64", "230"],
+    cwd: ROOT,
+    stdout: "piped",
+  }).output();
+  return Number(new TextDecoder().decode(out.stdout).trim());
+}
+
+function rssKb(pid: number, field: "VmRSS" | "VmHWM"): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+}
+
+console.log("Inbox Service benchmarks (2 cores; figures are one run, side by side)\n");
+const receiver = await BenchReceiver.start();
+const db = await createTestDb();
+const service = await startService(serviceEnv(db, { LOG_LEVEL: "error" }));
+try {
+  const acc = await account(service, receiver, 3);
+
+  if (want("api")) {
+    console.log("api: authenticated GET /api/user-webhooks vs bare Deno.serve + postgres.js (wrk -t2 -c32)");
+    const barePort = freePort();
+    const bare = await spawnReady([
+      "run",
+      "-A",
+      "tests/bench/bare_server.ts",
+      String(barePort),
+      `${TEST_DATABASE_URL}?search_path=${db.schema}`,
+      acc.id,
+    ]);
+    try {
+      await wrk(`${service.url}/api/user-webhooks`, acc.key, 2); // warm-up
+      await wrk(`http://127.0.0.1:${barePort}/`, undefined, 2);
+      const svc = [], raw = [];
+      for (let round = 0; round < 2; round++) {
+        svc.push(await wrk(`${service.url}/api/user-webhooks`, acc.key, 5));
+        raw.push(await wrk(`http://127.0.0.1:${barePort}/`, undefined, 5));
+      }
+      const best = <T extends { rps: number }>(xs: T[]) => xs.reduce((a, b) => (b.rps > a.rps ? b : a));
+      const s = best(svc), r = best(raw);
+      if (s.non2xx > 0) throw new Error(`service answered ${s.non2xx} non-2xx responses`);
+      row("api", "requests/s", s.rps, r.rps, ">= 0.70");
+      row("api", "p50 ms", s.p50, r.p50);
+      row("api", "p99 ms", s.p99, r.p99);
+      results.api = { service: svc, bare: raw };
+    } finally {
+      bare.kill("SIGKILL");
+      await bare.status;
+    }
+  }
+
+  if (want("deliveries")) {
+    console.log("deliveries: 2,000 events x 3 webhooks, signed, vs plain fetch (HTTP/1.1, 64 concurrent)");
+    await deliveryThroughput(db, receiver, acc.id, 200, 3); // warm-up: connections, JIT
+    const svc = await deliveryThroughput(db, receiver, acc.id, 2000, 3);
+    const limit = await fetchLimit(receiver, 6000);
+    row("deliveries", "deliveries/s", svc, limit, ">= 0.50; absolute >= 1000/s");
+    results.deliveries = { service: svc, fetch: limit };
+  }
+
+  if (want("latency")) {
+    console.log("latency: one webhook, events committed one per transaction at a steady rate");
+    const single = await account(service, receiver, 1);
+    const lat: Record<string, unknown> = {};
+    for (const rate of [50, 200]) {
+      await receiver.reset();
+      const seconds = 5;
+      const total = rate * seconds;
+      const started = performance.now();
+      for (let i = 0; i < total; i++) {
+        const due = started + (i * 1000) / rate;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        void emitBurst(db, single.id, 1, 1);
+      }
+      await receiver.waitFor(total, 60_000);
+      const sorted = (await receiver.stats()).latencies.sort((a, b) => a - b);
+      const [p50, p95, p99] = [percentile(sorted, 50), percentile(sorted, 95), percentile(sorted, 99)];
+      row("latency", `${rate}/s p50/p95/p99 ms`, `${p50}/${p95}/${p99}`, "", rate === 200 ? "target p95 <= 25" : "");
+      lat[`${rate}`] = { p50, p95, p99, samples: sorted.length };
+    }
+    results.latency = lat;
+  }
+
+  if (want("growth")) {
+    console.log("growth: throughput with 10^4, then 10^6 finished rows in deliveries");
+    const [hook] = acc.webhooks;
+    const fill = async (target: number) => {
+      const n = (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deliveries`)[0]!.n;
+      if (n >= target) return;
+      const eventId = (await db.sql<{ id: string }[]>`SELECT id FROM events LIMIT 1`)[0]!.id;
+      await db.sql`
+        INSERT INTO deliveries (id, event_id, webhook_id, attempt, status, run_at, created_at, finished_at,
+          response_status, duration_ms)
+        SELECT 'dlv_fill_' || g, ${eventId}, ${hook!}, 1, 'succeeded', now(), now(), now(), 200, 5
+        FROM generate_series(${n + 1}::int, ${target}::int) g`;
+      await db.sql`ANALYZE deliveries`;
+    };
+    const g: Record<string, number> = {};
+    for (const size of [10_000, 1_000_000]) {
+      const t0 = performance.now();
+      await fill(size);
+      console.log(`  filled to ${size} rows in ${Math.round(performance.now() - t0)} ms`);
+      g[String(size)] = await deliveryThroughput(db, receiver, acc.id, 1000, 3);
+    }
+    row("growth", "deliveries/s at 10^6 vs 10^4 rows", g["1000000"]!, g["10000"]!, ">= 0.80");
+    const plan = await db.sql.unsafe(`
+      EXPLAIN SELECT id, event_id FROM deliveries
+      WHERE status = 'pending' AND run_at <= now() ORDER BY run_at, id LIMIT 64 FOR UPDATE SKIP LOCKED`);
+    const text = plan.map((r) => Object.values(r)[0]).join("\n");
+    console.log("  claim query plan at 10^6 rows:\n    " + text.replaceAll("\n", "\n    "));
+    results.growth = { ...g, claimPlan: text };
+  }
+
+  if (want("memory")) {
+    console.log("memory: service RSS idle, and with 10^4 deliveries queued against a receiver answering in 1 s");
+    const mem = await account(service, receiver, 1);
+    const idle = rssKb(service.pid, "VmRSS");
+    await receiver.reset(1000);
+    await emitBurst(db, mem.id, 10_000, 500);
+    let peak = 0;
+    for (let i = 0; i < 40; i++) {
+      peak = Math.max(peak, rssKb(service.pid, "VmHWM"));
+      await sleep(200);
+    }
+    row("memory", "RSS idle MiB", Math.round(idle / 1024));
+    row("memory", "peak RSS, 10^4 queued MiB", Math.round(peak / 1024));
+    results.memory = { idleKb: idle, peakKb: peak };
+    await receiver.reset(0);
+  }
+} finally {
+  await service.kill();
+  await receiver.close();
+  await db.close();
+}
+
+console.log("\n| scenario | metric | service | physical limit | ratio |\n|---|---|---|---|---|");
+for (const r of rows) console.log(`| ${r.scenario} | ${r.metric} | ${r.service} | ${r.limit} | ${r.ratio} |`);
+results.table = rows;
+await Deno.writeTextFile(new URL("./results.json", import.meta.url), JSON.stringify(results, null, 2) + "\n");
+console.log("\nwritten: tests/bench/results.json");

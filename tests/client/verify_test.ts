@@ -1,0 +1,209 @@
+/** Receiver-side verification: signatures, malformed input, replay protection, the typed event. */
+import assert from "node:assert/strict";
+import {
+  parseWebhookEvent,
+  verifyWebhookSignature,
+  type WebhookEvent,
+  WebhookVerificationError,
+} from "../../src/client/mod.ts";
+import { buildDeliveryHeaders, signatureHeader } from "../../src/deliveries/signer.ts";
+
+const SECRET = "whsec-test-0123456789abcdef";
+const NOW = Date.parse("2026-03-01T12:00:00Z");
+
+function eventBody(createdAt = new Date(NOW).toISOString(), type = "inbox.created"): string {
+  return JSON.stringify({
+    id: "evt_0123456789",
+    type,
+    createdAt,
+    data: { inboxId: "inb_1", address: "a@inbox.localhost", expiresAt: "2026-03-01T13:00:00.000Z" },
+  });
+}
+
+/** The headers the service sends for `body`, signed at `timestamp` (Unix seconds). */
+async function deliveryHeaders(body: string, timestamp = NOW / 1000, secret: string | null = SECRET) {
+  return new Headers(
+    await buildDeliveryHeaders({
+      serviceName: "InboxService",
+      webhookId: "wh_1",
+      eventId: "evt_0123456789",
+      eventType: "inbox.created",
+      deliveryId: "dlv_1",
+      timestamp,
+      body,
+      secret,
+    }),
+  );
+}
+
+async function rejects(promise: Promise<unknown>, reason: string, message: RegExp): Promise<void> {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof WebhookVerificationError, String(err));
+    assert.equal(err.name, "WebhookVerificationError");
+    assert.equal(err.reason, reason);
+    assert.match(err.message, message);
+    return true;
+  });
+}
+
+Deno.test("verifyWebhookSignature: accepts the service's signature", async () => {
+  const body = eventBody();
+  const header = await signatureHeader(SECRET, body);
+  assert.match(header, /^sha256=[0-9a-f]{64}$/);
+  assert.equal(await verifyWebhookSignature(body, header, SECRET), true);
+});
+
+Deno.test("verifyWebhookSignature: a known vector (HMAC-SHA256 of RFC 4231 case 2)", async () => {
+  const header = "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843";
+  assert.equal(await verifyWebhookSignature("what do ya want for nothing?", header, "Jefe"), true);
+});
+
+Deno.test("verifyWebhookSignature: wrong secret", async () => {
+  const body = eventBody();
+  const header = await signatureHeader(SECRET, body);
+  assert.equal(await verifyWebhookSignature(body, header, SECRET + "x"), false);
+});
+
+Deno.test("verifyWebhookSignature: tampered body (one character, whitespace, re-serialised JSON)", async () => {
+  const body = eventBody();
+  const header = await signatureHeader(SECRET, body);
+  assert.equal(await verifyWebhookSignature(body.replace("a@inbox", "b@inbox"), header, SECRET), false);
+  assert.equal(await verifyWebhookSignature(body + " ", header, SECRET), false);
+  assert.equal(await verifyWebhookSignature(JSON.stringify(JSON.parse(body), null, 2), header, SECRET), false);
+});
+
+Deno.test("verifyWebhookSignature: missing header", async () => {
+  const body = eventBody();
+  assert.equal(await verifyWebhookSignature(body, null, SECRET), false);
+  assert.equal(await verifyWebhookSignature(body, undefined, SECRET), false);
+  assert.equal(await verifyWebhookSignature(body, "", SECRET), false);
+});
+
+Deno.test("verifyWebhookSignature: malformed headers", async () => {
+  const body = eventBody();
+  const hex = (await signatureHeader(SECRET, body)).slice("sha256=".length);
+  for (
+    const header of [
+      hex, // no scheme
+      `sha1=${hex}`,
+      `SHA256=${hex}`,
+      `sha256:${hex}`,
+      `sha256=${hex.slice(1)}`, // 63 digits
+      `sha256=${hex}0`, // 65 digits
+      `sha256=${hex.slice(0, 62)}zz`, // not hex
+      ` sha256=${hex}`,
+      `sha256=${hex} `,
+      `sha256=${hex},sha256=${hex}`,
+      `sha256=${btoa(hex).slice(0, 64)}`,
+    ]
+  ) {
+    assert.equal(await verifyWebhookSignature(body, header, SECRET), false, header);
+  }
+});
+
+Deno.test("verifyWebhookSignature: uppercase hex is refused (the format is lowercase)", async () => {
+  const body = eventBody();
+  const header = await signatureHeader(SECRET, body);
+  const upper = "sha256=" + header.slice("sha256=".length).toUpperCase();
+  assert.notEqual(upper, header);
+  assert.equal(await verifyWebhookSignature(body, upper, SECRET), false);
+});
+
+Deno.test("verifyWebhookSignature: an empty secret is a configuration error", async () => {
+  await assert.rejects(verifyWebhookSignature(eventBody(), "sha256=" + "0".repeat(64), ""), TypeError);
+});
+
+Deno.test("parseWebhookEvent: returns the typed event of a fresh, signed delivery", async () => {
+  const body = eventBody();
+  const event: WebhookEvent = await parseWebhookEvent(body, await deliveryHeaders(body), SECRET, { now: NOW });
+  assert.equal(event.type, "inbox.created");
+  if (event.type === "inbox.created") assert.equal(event.data.address, "a@inbox.localhost"); // narrowed by `type`
+  assert.deepEqual(event, JSON.parse(body));
+});
+
+Deno.test("parseWebhookEvent: plain header records (any case, Node-style arrays) work too", async () => {
+  const body = eventBody();
+  const signature = await signatureHeader(SECRET, body);
+  const event = await parseWebhookEvent(body, { "X-Webhook-Signature": signature }, SECRET, { now: new Date(NOW) });
+  assert.equal(event.id, "evt_0123456789");
+  const again = await parseWebhookEvent(body, { "x-webhook-signature": [signature] }, SECRET, { now: NOW });
+  assert.equal(again.id, "evt_0123456789");
+});
+
+Deno.test("parseWebhookEvent: refuses a missing, a wrong and a malformed signature", async () => {
+  const body = eventBody();
+  await rejects(parseWebhookEvent(body, new Headers(), SECRET, { now: NOW }), "missing_signature", /Missing/);
+  await rejects(
+    parseWebhookEvent(body, await deliveryHeaders(body, NOW / 1000, null), SECRET, { now: NOW }),
+    "missing_signature",
+    /X-Webhook-Signature/,
+  );
+  await rejects(
+    parseWebhookEvent(body, await deliveryHeaders(body), "another-secret-0123456789", { now: NOW }),
+    "invalid_signature",
+    /Invalid/,
+  );
+  await rejects(
+    parseWebhookEvent(body, { "x-webhook-signature": "sha256=abc" }, SECRET, { now: NOW }),
+    "invalid_signature",
+    /Invalid/,
+  );
+});
+
+Deno.test("parseWebhookEvent: refuses a tampered body", async () => {
+  const body = eventBody();
+  const headers = await deliveryHeaders(body);
+  const tampered = body.replace("inbox.created", "inbox.expired");
+  await rejects(parseWebhookEvent(tampered, headers, SECRET, { now: NOW }), "invalid_signature", /Invalid/);
+});
+
+Deno.test("parseWebhookEvent: refuses a replayed old event (createdAt beyond the tolerance)", async () => {
+  const body = eventBody(new Date(NOW - 301_000).toISOString());
+  const headers = { "x-webhook-signature": await signatureHeader(SECRET, body) };
+  await rejects(parseWebhookEvent(body, headers, SECRET, { now: NOW }), "stale_event", /too old.*tolerance 300 s/);
+  // Within the tolerance, or with a larger one, it passes.
+  const ok = await parseWebhookEvent(body, headers, SECRET, { now: NOW, toleranceSeconds: 600 });
+  assert.equal(ok.type, "inbox.created");
+  const edge = eventBody(new Date(NOW - 299_000).toISOString());
+  await parseWebhookEvent(edge, { "x-webhook-signature": await signatureHeader(SECRET, edge) }, SECRET, { now: NOW });
+});
+
+Deno.test("parseWebhookEvent: refuses an event from beyond the tolerance in the future", async () => {
+  const body = eventBody(new Date(NOW + 301_000).toISOString());
+  const headers = { "x-webhook-signature": await signatureHeader(SECRET, body) };
+  await rejects(parseWebhookEvent(body, headers, SECRET, { now: NOW }), "future_event", /in the future/);
+  const near = eventBody(new Date(NOW + 60_000).toISOString());
+  await parseWebhookEvent(near, { "x-webhook-signature": await signatureHeader(SECRET, near) }, SECRET, { now: NOW });
+});
+
+Deno.test("parseWebhookEvent: with Standard Webhooks headers, the signed attempt time is what ages", async () => {
+  // A retry an hour after the event: createdAt is old but the attempt was signed just now.
+  const body = eventBody(new Date(NOW - 3_600_000).toISOString());
+  const retry = await deliveryHeaders(body, NOW / 1000 - 5);
+  const event = await parseWebhookEvent(body, retry, SECRET, { now: NOW });
+  assert.equal(event.id, "evt_0123456789");
+  // The same captured attempt replayed ten minutes later is refused.
+  await rejects(parseWebhookEvent(body, retry, SECRET, { now: NOW + 600_000 }), "stale_event", /webhook-timestamp/);
+  // Moving the timestamp forward breaks the Standard Webhooks signature.
+  const forged = new Headers(retry);
+  forged.set("webhook-timestamp", String(NOW / 1000 + 590));
+  await rejects(parseWebhookEvent(body, forged, SECRET, { now: NOW + 600_000 }), "invalid_signature", /webhook-sig/);
+  // A far-future attempt time is refused too.
+  const ahead = await deliveryHeaders(body, NOW / 1000 + 3600);
+  await rejects(parseWebhookEvent(body, ahead, SECRET, { now: NOW }), "future_event", /future/);
+});
+
+Deno.test("parseWebhookEvent: refuses signed bodies that are not events", async () => {
+  for (
+    const body of [
+      "not json",
+      "[]",
+      JSON.stringify({ id: "evt_1", type: "inbox.created", createdAt: new Date(NOW).toISOString() }),
+      JSON.stringify({ id: "evt_1", type: "account.deleted", createdAt: new Date(NOW).toISOString(), data: {} }),
+      JSON.stringify({ id: "evt_1", type: "test", createdAt: "yesterday", data: {} }),
+    ]
+  ) {
+    const headers = { "x-webhook-signature": await signatureHeader(SECRET, body) };
+    await rejects(parseWebhookEvent(body, headers, SECRET, { now: NOW }), "malformed_event", /./);
+  }
+});

@@ -1,0 +1,38 @@
+/** The embedded database: the same SQL through postgres.js, data kept in DATA_DIR. */
+import assert from "node:assert/strict";
+import { openDatabase } from "../../src/db/client.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { createAccount } from "../../src/accounts/service.ts";
+import { findAccountByEmail } from "../../src/accounts/repo.ts";
+import { systemClock } from "../../src/shared/clock.ts";
+
+Deno.test("embedded PGlite: migrations run, data survives a reopen, a second process is refused", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "inbox-pglite-" });
+  try {
+    const first = await openDatabase({ databaseUrl: undefined, dataDir });
+    assert.equal(first.kind, "pglite");
+    assert.ok((await migrate(first.sql)).length >= 1);
+    await createAccount(first.sql, systemClock, { email: "kept@example.com", password: "password123", plan: "pro" });
+
+    // The data directory is locked while open: a second opener gets a clear error.
+    await assert.rejects(openDatabase({ databaseUrl: undefined, dataDir }), /Another process is using/);
+    await first.close();
+
+    const second = await openDatabase({ databaseUrl: undefined, dataDir });
+    try {
+      assert.deepEqual(await migrate(second.sql), [], "already migrated");
+      const found = await findAccountByEmail(second.sql, "KEPT@example.com");
+      assert.equal(found?.plan, "pro");
+      // Transactions behave as on PostgreSQL.
+      await assert.rejects(second.sql.begin(async (tx) => {
+        await tx`UPDATE accounts SET plan = 'business'`;
+        throw new Error("roll back");
+      }));
+      assert.equal((await findAccountByEmail(second.sql, "kept@example.com"))?.plan, "pro");
+    } finally {
+      await second.close();
+    }
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});

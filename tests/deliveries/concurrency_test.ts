@@ -1,0 +1,76 @@
+/**
+ * Concurrency over the real queue: the per-trigger cap of 3 holds across two
+ * instances (measured at the receiver), and a hanging receiver does not hold
+ * up a healthy one.
+ */
+import assert from "node:assert/strict";
+import { startApp } from "../_helpers/app.ts";
+import { staticResolver } from "../../src/url_safety/resolver.ts";
+import { createWebhook, deliveryFixture, emitInboxCreated } from "./_support.ts";
+
+Deno.test("10 webhooks on one event, a slow receiver, two instances: never more than 3 in flight", async () => {
+  const f = await deliveryFixture({ startDeliveries: true });
+  // A second instance on the same database competes for the same deliveries.
+  const second = await startApp(await f.db.connect(5), {
+    clock: f.app.deps.clock,
+    resolver: staticResolver({ localhost: ["127.0.0.1"] }),
+    env: { WEBHOOK_TRUSTED_HOSTS: "localhost" },
+    startDeliveries: true,
+  });
+  try {
+    let active = 0;
+    let peak = 0;
+    f.receiver.respond(() => {
+      active++;
+      peak = Math.max(peak, active);
+      setTimeout(() => active--, 300);
+      return { delayMs: 300 };
+    });
+    for (let i = 0; i < 10; i++) await createWebhook(f, { url: f.receiver.url(`/h${i}`) });
+    await emitInboxCreated(f);
+    second.deps.deliveries.wake();
+    const requests = await f.receiver.waitFor(10, 20_000);
+    assert.equal(new Set(requests.map((r) => r.path)).size, 10, "every webhook got the event once");
+    assert.ok(peak <= 3, `peak in flight was ${peak}`);
+    assert.equal(peak, 3, "the cap is used, not just respected: three at a time");
+  } finally {
+    await second.close();
+    await f.close();
+  }
+});
+
+Deno.test("a receiver that hangs does not delay deliveries to a healthy one", async () => {
+  const f = await deliveryFixture({ startDeliveries: true, env: { DELIVERY_TIMEOUT_MS: "3000" } });
+  try {
+    f.receiver.respond((req) => req.path === "/hang" ? { delayMs: 10_000 } : { status: 200 });
+    const hanging = await createWebhook(f, { url: f.receiver.url("/hang") });
+    await createWebhook(f, { url: f.receiver.url("/healthy") });
+    // Five events, each to both webhooks: the hanging ones take a slot each.
+    for (let i = 0; i < 5; i++) await emitInboxCreated(f);
+    const healthyDone = async () => {
+      while (f.receiver.requests.filter((r) => r.path === "/healthy").length < 5) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    await healthyDone();
+    // Every healthy delivery arrived while the hanging attempts were still open.
+    const failedHanging = await f.db.sql`
+      SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = ${hanging} AND status = 'failed'`;
+    assert.equal(failedHanging[0]!.n, 0, "no hanging attempt had finished yet");
+    const healthyLog = await f.db.sql`
+      SELECT count(*)::int AS n FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+      WHERE w.url LIKE '%/healthy' AND d.status = 'succeeded'`;
+    // Recording follows the receiver's answer by a few milliseconds.
+    const deadline = Date.now() + 5_000;
+    let recorded = healthyLog[0]!.n;
+    while (recorded < 5 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      recorded = (await f.db.sql`
+        SELECT count(*)::int AS n FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+        WHERE w.url LIKE '%/healthy' AND d.status = 'succeeded'`)[0]!.n;
+    }
+    assert.equal(recorded, 5);
+  } finally {
+    await f.close();
+  }
+});

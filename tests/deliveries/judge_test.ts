@@ -1,0 +1,46 @@
+/** What counts as a success: any 2xx. Redirects, other statuses and network errors fail with a reason. */
+import assert from "node:assert/strict";
+import { judge } from "../../src/deliveries/dispatcher.ts";
+import { parseRetryAfter } from "../../src/deliveries/http_client.ts";
+
+const response = (status: number, retryAfterSeconds?: number) =>
+  ({ kind: "response", status, body: "", retryAfterSeconds, durationMs: 12 }) as const;
+
+Deno.test("2xx succeeds, whatever the body", () => {
+  for (const status of [200, 201, 202, 204, 299]) assert.equal(judge(response(status)).ok, true, String(status));
+});
+
+Deno.test("3xx fails as a redirect not followed; 4xx and 5xx fail with their status", () => {
+  const r = judge(response(301));
+  assert.equal(r.ok, false);
+  assert.equal(!r.ok && r.reason, "HTTP 301: redirect not followed");
+  assert.equal(!r.ok && r.responseStatus, 301);
+  for (const status of [400, 404, 410, 429, 500, 503]) {
+    const v = judge(response(status, 30));
+    assert.equal(v.ok, false);
+    assert.equal(!v.ok && v.reason, `HTTP ${status}`);
+    assert.equal(!v.ok && v.retryAfterSeconds, 30);
+  }
+  for (const status of [100, 199]) assert.equal(judge(response(status)).ok, false);
+});
+
+Deno.test("no response is a failure with the client's reason and no status", () => {
+  const v = judge({ kind: "error", reason: "Timed out after 10000 ms", durationMs: 10_000 });
+  assert.deepEqual(v, {
+    ok: false,
+    responseStatus: null,
+    reason: "Timed out after 10000 ms",
+    durationMs: 10_000,
+    retryAfterSeconds: undefined,
+  });
+});
+
+Deno.test("Retry-After: seconds or an HTTP date", () => {
+  assert.equal(parseRetryAfter("120"), 120);
+  assert.equal(parseRetryAfter(" 7 "), 7);
+  const now = Date.parse("2026-01-01T00:00:00Z");
+  assert.equal(parseRetryAfter("Thu, 01 Jan 2026 00:01:00 GMT", now), 60);
+  assert.equal(parseRetryAfter("Wed, 31 Dec 2025 00:00:00 GMT", now), 0);
+  assert.equal(parseRetryAfter("soon"), undefined);
+  assert.equal(parseRetryAfter(undefined), undefined);
+});

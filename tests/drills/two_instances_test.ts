@@ -1,0 +1,122 @@
+/**
+ * Drill 3: two instances on one database, one killed (kill -9) while it holds
+ * leased attempts to a slow receiver. The survivor must deliver everything,
+ * the victim's leased attempts included once their lease (timeout + 5 s) has
+ * run out, without a restart or any manual step.
+ */
+import assert from "node:assert/strict";
+import { createTestDb } from "../_helpers/db.ts";
+import { startReceiver } from "../_helpers/receiver.ts";
+import {
+  deliveredCount,
+  missingPairs,
+  newAccount,
+  newWebhook,
+  pairKey,
+  pairs,
+  report,
+  scaled,
+  waitAllSucceeded,
+  waitUntil,
+} from "./_support.ts";
+import { serviceEnv, startService } from "../_helpers/process.ts";
+import { commitInboxEvents } from "../_helpers/events.ts";
+
+const EVENTS = scaled(100, 400);
+const WEBHOOKS = 2;
+const RECEIVER_DELAY_MS = 1_000;
+const TIMEOUT_MS = 3_000;
+/** The victim is killed once it holds at least this many leased attempts. */
+const MIN_LEASED = 10;
+
+Deno.test("drill: two instances, one killed holding leases: the survivor delivers everything", async () => {
+  const db = await createTestDb();
+  const receiver = await startReceiver({ handler: { delayMs: RECEIVER_DELAY_MS } });
+  const env = serviceEnv(db, { DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS) });
+  const [victim, survivor] = await Promise.all([startService(env), startService(env)]);
+  try {
+    const account = await newAccount(survivor.url);
+    const webhooks: string[] = [];
+    for (let i = 0; i < WEBHOOKS; i++) webhooks.push(await newWebhook(survivor.url, account, receiver.url(`/t${i}`)));
+    const events = await commitInboxEvents(db.sql, account.id, EVENTS);
+    const expected = EVENTS * WEBHOOKS;
+
+    // Worker ids are `host:pid:random`; the child's pid is the service's own.
+    const victimWorker = `%:${victim.pid}:%`;
+    // Kill it while its requests are at the receiver (waiting out the delay), not before they left.
+    let leased = 0;
+    await waitUntil(
+      async () => {
+        const rows = await db.sql<{ eventId: string; webhookId: string }[]>`
+        SELECT event_id, webhook_id FROM deliveries WHERE status = 'in_flight' AND claimed_by LIKE ${victimWorker}`;
+        const seen = pairs(receiver);
+        leased = rows.filter((r) => seen.has(pairKey(r.webhookId, r.eventId))).length;
+        return leased >= MIN_LEASED;
+      },
+      30_000,
+      () => `the victim holds ${leased} leased attempts the receiver has seen`,
+    );
+    await victim.kill();
+    const killedAt = Date.now();
+    const held = await db.sql<{ id: string; eventId: string; webhookId: string; leaseUntil: Date }[]>`
+      SELECT id, event_id, webhook_id, lease_until FROM deliveries
+      WHERE status = 'in_flight' AND claimed_by LIKE ${victimWorker}`;
+    assert.ok(held.length > 0, "the victim died holding leased attempts");
+    const leaseEnds = Math.max(...held.map((h) => h.leaseUntil.getTime()));
+
+    await waitUntil(
+      () => deliveredCount(receiver, webhooks, events) === expected,
+      120_000,
+      () =>
+        `${deliveredCount(receiver, webhooks, events)} of ${expected} pairs; missing e.g. ${
+          missingPairs(receiver, webhooks, events).join(", ")
+        }`,
+    );
+    await waitAllSucceeded(db, TIMEOUT_MS + 5_000 + 60_000);
+    const settledAt = Date.now();
+
+    // Each attempt the victim held was sent again by the survivor after the kill.
+    const heldKeys = new Set(held.map((h) => pairKey(h.webhookId, h.eventId)));
+    /** First receipt after the kill of each attempt the victim held. */
+    const resent = new Map<string, number>();
+    for (const r of receiver.requests) {
+      const key = pairKey(r.headers["x-webhook-id"] ?? "?", JSON.parse(r.body).id);
+      if (heldKeys.has(key) && r.receivedAt.getTime() > killedAt && !resent.has(key)) {
+        resent.set(key, r.receivedAt.getTime());
+      }
+    }
+    // One clock (this machine's) stamps leases and receipts; 100 ms covers rounding.
+    const early = held.filter((h) =>
+      (resent.get(pairKey(h.webhookId, h.eventId)) ?? Infinity) < h.leaseUntil.getTime() - 100
+    );
+    const rows = await db.sql<{ id: string; status: string; claimedBy: string }[]>`
+      SELECT id, status, claimed_by FROM deliveries WHERE id = ANY(${held.map((h) => h.id)})`;
+    const lastResent = Math.max(...resent.values());
+    const byWorker = await db.sql<{ worker: string; n: number }[]>`
+      SELECT claimed_by AS worker, count(*)::int AS n FROM deliveries GROUP BY claimed_by ORDER BY claimed_by`;
+    report("two-instances", {
+      events: EVENTS,
+      webhooks: WEBHOOKS,
+      expectedPairs: expected,
+      lost: expected - deliveredCount(receiver, webhooks, events),
+      requests: receiver.requests.length,
+      duplicates: receiver.requests.length - expected,
+      victimLeased: held.length,
+      leaseLeftAtKillMs: leaseEnds - killedAt,
+      killToVictimWorkResentMs: lastResent - killedAt,
+      leaseEndToResentMs: lastResent - leaseEnds,
+      killToSettledMs: settledAt - killedAt,
+      resentBeforeLeaseEnd: early.length,
+      rowsPerWorker: byWorker.map((r) => r.n),
+    });
+    assert.equal(resent.size, heldKeys.size, "every attempt the victim held was sent again after the kill");
+    assert.ok(rows.every((r) => r.status === "succeeded"), "the victim's attempts ended succeeded");
+    assert.ok(rows.every((r) => !r.claimedBy.includes(`:${victim.pid}:`)), "by the survivor");
+    assert.equal(early.length, 0, "none sent again before its lease ran out (the holder could still be alive)");
+  } finally {
+    await victim.kill().catch(() => {});
+    assert.equal(await survivor.stop(), 0, "the survivor stops cleanly");
+    await receiver.close();
+    await db.close();
+  }
+});

@@ -1,0 +1,105 @@
+/**
+ * The API reference as a person sees it: headless Chromium loads /docs from
+ * the real service with every request to another origin aborted (so it must
+ * work offline: Scalar's bundle comes from /docs/scalar.js), the operations and
+ * the webhook event payloads render, and screenshots are saved to
+ * tests/e2e/out/. Needs Debian's chromium (`apt-get install -y chromium`) at
+ * /usr/bin/chromium, or CHROMIUM_PATH. Run with `deno task test:e2e`.
+ */
+import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
+import { createTestDb } from "../_helpers/db.ts";
+import { startApp } from "../_helpers/app.ts";
+
+const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
+const OUT = new URL("./out/", import.meta.url);
+const TIMEOUT_MS = 30_000;
+
+/** Sidebar groups (the tags of openapi.yaml) and operation summaries each must list. */
+const GROUPS: Record<string, string[]> = {
+  "API keys": ["Create an API key", "List API keys", "Revoke an API key"],
+  Webhooks: ["List webhooks", "Create a webhook", "Update a webhook", "Send a test event"],
+  Deliveries: ["List deliveries", "Redeliver an event"],
+  Inboxes: ["Create an inbox", "List messages", "Get a message"],
+  Admin: ["Create an account (admin)"],
+  Service: ["Liveness probe", "Readiness probe"],
+};
+/** The `webhooks` section of openapi.yaml: one entry per event type. */
+const EVENTS = ["message.received", "inbox.created", "inbox.expired", "test"];
+
+Deno.test("GET /docs renders the API reference offline in Chromium", async () => {
+  const db = await createTestDb();
+  const app = await startApp(db.sql);
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    page.setDefaultTimeout(TIMEOUT_MS);
+    const origin = new URL(app.baseUrl).origin;
+    const served: string[] = [];
+    const blocked: string[] = [];
+    const failedOwn: string[] = [];
+    const pageErrors: string[] = [];
+    await page.route("**/*", async (route) => {
+      const url = route.request().url();
+      if (new URL(url).origin === origin) {
+        served.push(new URL(url).pathname);
+        await route.continue();
+      } else {
+        blocked.push(url);
+        await route.abort("blockedbyclient");
+      }
+    });
+    page.on("response", (res) => {
+      if (res.url().startsWith(origin) && res.status() >= 400) failedOwn.push(`${res.status()} ${res.url()}`);
+    });
+    page.on("pageerror", (err) => pageErrors.push(String(err)));
+
+    const res = await page.goto(`${app.baseUrl}/docs`, { waitUntil: "domcontentloaded" });
+    assert.equal(res?.status(), 200);
+    await page.getByText("Register an account").first().waitFor();
+    assert.match(await page.locator("body").innerText(), /Inbox Service API/);
+
+    // Open every group of the sidebar and check its operations are listed.
+    for (const [group, summaries] of Object.entries(GROUPS)) {
+      await page.getByRole("button", { name: `Open Group - ${group}` }).first().click();
+      for (const summary of summaries) await page.getByText(summary, { exact: true }).first().waitFor();
+    }
+    for (const event of EVENTS) await page.getByText(event, { exact: true }).first().waitFor();
+    await Deno.mkdir(OUT, { recursive: true });
+    await page.screenshot({ path: new URL("docs.png", OUT).pathname });
+
+    // The webhook event payloads: headers and the body schema of message.received.
+    await page.getByText("message.received", { exact: true }).first().click();
+    const section = page.locator('[id$="webhook/POST/messagereceived"]').first();
+    await section.waitFor();
+    const text = await section.innerText();
+    for (const expected of ["X-Webhook-Signature", "webhook-signature", "MessageReceivedEvent", "createdAt"]) {
+      assert.ok(text.includes(expected), `the message.received section shows ${expected}`);
+    }
+    await page.getByText('"messageId"').first().waitFor(); // the example payload
+    await page.screenshot({ path: new URL("docs-webhook.png", OUT).pathname });
+
+    assert.ok(served.includes("/docs/scalar.js"), `Scalar's bundle comes from the service: ${served}`);
+    assert.ok(served.includes("/openapi.json"), `the document comes from the service: ${served}`);
+    assert.deepEqual(failedOwn, []);
+    assert.deepEqual(pageErrors, []);
+    // Anything else (Scalar's web fonts) was refused and the page rendered regardless.
+    for (const url of blocked) assert.ok(!url.startsWith(origin), url);
+  } finally {
+    await browser.close();
+    await app.close();
+    await db.close();
+  }
+});
