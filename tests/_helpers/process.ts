@@ -92,7 +92,10 @@ export async function startService(
   };
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
+  let exited: Deno.CommandStatus | undefined;
+  child.status.then((s) => exited = s);
   while (true) {
+    if (exited) throw new Error(`service exited with code ${exited.code} before it was ready: ${await stderr()}`);
     try {
       const res = await fetch(`${url}/healthz`);
       await res.body?.cancel();
@@ -101,7 +104,7 @@ export async function startService(
       // Not listening yet.
     }
     if (Date.now() > deadline) {
-      child.kill("SIGKILL");
+      if (!exited) child.kill("SIGKILL");
       await child.status;
       throw new Error(`service did not start: ${await stderr()}`);
     }

@@ -1,5 +1,9 @@
-import os from 'os'
-import fs from 'fs'
+/* @ts-self-types="../types/index.d.ts" */
+// Inbox Service: Node globals imported explicitly (a local module, not an npm package, in Deno).
+import process from 'node:process'
+import { setTimeout, clearTimeout } from 'node:timers'
+import os from 'node:os'
+import fs from 'node:fs'
 
 import {
   mergeUserTypes,

@@ -1,3 +1,5 @@
+// Inbox Service: Node globals imported explicitly (a local module, not an npm package, in Deno).
+import { Buffer } from 'node:buffer'
 const noop = () => { /* noop */ }
 
 export default function Subscribe(postgres, options) {
