@@ -3,6 +3,7 @@
  * -> send (the HTTP call) -> record (result, failure accounting, retry). Each
  * stage returns a plain value, so a failure in one is handled where it happens.
  */
+import { getLogger } from "@logtape/logtape";
 import type { Sql } from "../db/client.ts";
 import type { Clock } from "../shared/clock.ts";
 import { newId } from "../shared/ids.ts";
@@ -11,6 +12,8 @@ import { buildDeliveryHeaders } from "./signer.ts";
 import type { OutgoingRequest, SendOutcome, WebhookHttpClient } from "./http_client.ts";
 import { retryDelayMs } from "./retry_schedule.ts";
 import * as repo from "./repo.ts";
+
+const log = getLogger(["inbox", "deliveries"]);
 
 /** Spec 6.3: consecutive failures that disable a webhook. */
 export const DISABLE_AFTER_FAILURES = 5;
@@ -86,6 +89,40 @@ export async function prepare(
 /** What recording did, for metrics and tests. */
 export type Recorded = "succeeded" | repo.FailureRecorded;
 
+/** Pauses between tries to record a result while the database does not answer. */
+const RECORD_BACKOFF_MS = [50, 100, 200, 300, 500];
+/** Recording gives up this long before the lease ends, so it never closes a later claim of the same row. */
+const RECORD_LEASE_MARGIN_MS = 500;
+
+/**
+ * Records an attempt's verdict, trying again while the database is away (a
+ * restart, a failover). The attempt has happened: its result should not be
+ * lost to a blip, and an unrecorded attempt stays in flight until its lease
+ * ends, holding one of its event's and its webhook's concurrency slots all
+ * that time. Past the lease another worker may take the attempt over, so
+ * recording stops there and the attempt is sent again (at least once).
+ */
+export async function recordWithRetry(
+  deps: DispatcherDeps,
+  d: repo.ClaimedDelivery,
+  verdict: Verdict,
+): Promise<Recorded> {
+  const budgetMs = d.leaseUntil.getTime() - deps.clock.now().getTime() - RECORD_LEASE_MARGIN_MS;
+  const giveUpAt = Date.now() + budgetMs;
+  for (let tries = 0;; tries++) {
+    try {
+      return await record(deps, d, verdict);
+    } catch (err) {
+      const pause = RECORD_BACKOFF_MS[Math.min(tries, RECORD_BACKOFF_MS.length - 1)]!;
+      if (Date.now() + pause >= giveUpAt) throw err;
+      if (tries === 0) {
+        log.warn("Recording delivery {id} failed, trying again: {error}", { id: d.id, error: String(err) });
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
 /** Records an attempt's verdict and does the failure accounting of spec 3.1 and 6.3. */
 export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verdict: Verdict): Promise<Recorded> {
   const now = deps.clock.now();
@@ -126,5 +163,5 @@ export async function deliver(
       retryAfterSeconds: undefined,
     };
   }
-  return { verdict, recorded: await record(deps, d, verdict) };
+  return { verdict, recorded: await recordWithRetry(deps, d, verdict) };
 }

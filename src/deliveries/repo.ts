@@ -16,6 +16,8 @@ export interface ClaimedDelivery {
   payload: string;
   url: string;
   secretCiphertext: string | null;
+  /** Until when the claim is this worker's; after it another worker may take the attempt over. */
+  leaseUntil: Date;
 }
 
 /**
@@ -88,7 +90,7 @@ export async function markInFlight(
     FROM events e, webhooks w
     WHERE d.id = ANY(${ids}) AND e.id = d.event_id AND w.id = d.webhook_id
     RETURNING d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type AS event_type, e.payload,
-      w.url, w.secret_ciphertext`;
+      w.url, w.secret_ciphertext, d.lease_until`;
 }
 
 /** Returns in-flight attempts whose lease ran out to the queue (their worker died). */
