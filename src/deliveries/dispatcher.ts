@@ -9,6 +9,8 @@ import type { Clock } from "../shared/clock.ts";
 import { newId } from "../shared/ids.ts";
 import type { SecretBox } from "../secrets/secret_box.ts";
 import { buildDeliveryHeaders } from "./signer.ts";
+import type { SigningKeyCache } from "./signing_keys.ts";
+import type { SuccessWriter } from "./success_writer.ts";
 import type { OutgoingRequest, SendOutcome, WebhookHttpClient } from "./http_client.ts";
 import { retryDelayMs } from "./retry_schedule.ts";
 import * as repo from "./repo.ts";
@@ -23,7 +25,11 @@ export interface DispatcherDeps {
   sql: Sql;
   clock: Clock;
   secretBox: SecretBox;
+  /** Imported keys of recently used secrets; without it every attempt decrypts and imports. */
+  signingKeys?: SigningKeyCache;
   http: WebhookHttpClient;
+  /** Records successes in batches (group commit) with `sql`. */
+  successes: SuccessWriter;
   serviceName: string;
   timeoutMs: number;
   /** This instance's claim owner id. */
@@ -61,7 +67,7 @@ export function judge(outcome: SendOutcome): Verdict {
 
 /** Builds the request of an attempt: the stored body, signed when a secret is set. */
 export async function prepare(
-  deps: Pick<DispatcherDeps, "secretBox" | "serviceName" | "timeoutMs" | "clock">,
+  deps: Pick<DispatcherDeps, "secretBox" | "signingKeys" | "serviceName" | "timeoutMs" | "clock">,
   d: {
     id: string;
     eventId: string;
@@ -72,7 +78,11 @@ export async function prepare(
     secretCiphertext: string | null;
   },
 ): Promise<OutgoingRequest> {
-  const secret = d.secretCiphertext === null ? null : await deps.secretBox.open(d.secretCiphertext, d.webhookId);
+  const secret = d.secretCiphertext === null
+    ? null
+    : deps.signingKeys
+    ? await deps.signingKeys.get(d.webhookId, d.secretCiphertext)
+    : await deps.secretBox.open(d.secretCiphertext, d.webhookId);
   const headers = await buildDeliveryHeaders({
     serviceName: deps.serviceName,
     webhookId: d.webhookId,
@@ -136,7 +146,7 @@ export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verd
   };
   // A lost claim (the lease ran out and another worker took the attempt
   // over) records nothing: the other worker's result counts.
-  if (verdict.ok) return await repo.recordSuccess(deps.sql, result) ? "succeeded" : "lost";
+  if (verdict.ok) return await deps.successes.record(result) ? "succeeded" : "lost";
   const delay = retryDelayMs(d.attempt, verdict.retryAfterSeconds, deps.random);
   const retry = delay === undefined
     ? undefined

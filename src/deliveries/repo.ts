@@ -131,23 +131,35 @@ export interface AttemptResult {
 }
 
 /**
- * Records a success in one statement (one round trip, atomic): the attempt
- * is closed and the webhook's run of failures ends. Returns false when this
- * worker no longer held the attempt (its lease ran out and another took it).
+ * Records successes of one worker in one statement (one round trip, atomic),
+ * for the group commit of `success_writer.ts`: the attempts are closed and
+ * their webhooks' runs of failures end, each webhook's `last_triggered_at`
+ * becoming its latest success of the batch. Returns the ids this worker still
+ * held; the others' leases ran out and another worker took them over.
  */
-export async function recordSuccess(db: Db, r: AttemptResult): Promise<boolean> {
-  const rows = await db<{ held: number }[]>`
-    WITH d AS (
-      UPDATE deliveries SET status = 'succeeded', response_status = ${r.responseStatus}, duration_ms = ${r.durationMs},
-        error = NULL, finished_at = ${r.finishedAt}, lease_until = NULL
-      WHERE id = ${r.id} AND status = 'in_flight' AND claimed_by = ${r.worker}
-      RETURNING webhook_id
+export async function recordSuccesses(db: Db, worker: string, results: AttemptResult[]): Promise<Set<string>> {
+  if (results.length === 0) return new Set();
+  const rows = await db<{ id: string }[]>`
+    WITH r AS (
+      SELECT * FROM unnest(
+        ${results.map((r) => r.id)}::text[],
+        ${results.map((r) => String(r.responseStatus))}::int[],
+        ${results.map((r) => String(r.durationMs))}::int[],
+        ${results.map((r) => r.finishedAt.toISOString())}::timestamptz[]
+      ) AS r(id, response_status, duration_ms, finished_at)
+    ), d AS (
+      UPDATE deliveries SET status = 'succeeded', response_status = r.response_status, duration_ms = r.duration_ms,
+        error = NULL, finished_at = r.finished_at, lease_until = NULL
+      FROM r
+      WHERE deliveries.id = r.id AND deliveries.status = 'in_flight' AND deliveries.claimed_by = ${worker}
+      RETURNING deliveries.id, deliveries.webhook_id, r.finished_at
     ), w AS (
-      UPDATE webhooks SET last_triggered_at = ${r.finishedAt}, failure_count = 0
-      WHERE id IN (SELECT webhook_id FROM d)
+      UPDATE webhooks SET last_triggered_at = latest.at, failure_count = 0
+      FROM (SELECT webhook_id, max(finished_at) AS at FROM d GROUP BY webhook_id) latest
+      WHERE webhooks.id = latest.webhook_id
     )
-    SELECT count(*)::int AS held FROM d`;
-  return rows[0]!.held > 0;
+    SELECT id FROM d`;
+  return new Set(rows.map((r) => r.id));
 }
 
 /** What recording a failure did. */

@@ -15,8 +15,10 @@ import { DELIVERY_CHANNEL } from "../events/repo.ts";
 import { createWebhookHttpClient, type WebhookHttpClient } from "./http_client.ts";
 import { deliver, type DispatcherDeps } from "./dispatcher.ts";
 import { DeliveryQueue } from "./queue.ts";
+import { SigningKeyCache } from "./signing_keys.ts";
 import { createDeliveryMetrics } from "./metrics.ts";
-import { purgeOld, requeueExpiredLeases } from "./repo.ts";
+import { purgeOld, recordSuccesses, requeueExpiredLeases } from "./repo.ts";
+import { SuccessWriter } from "./success_writer.ts";
 
 const log = getLogger(["inbox", "deliveries"]);
 
@@ -63,7 +65,9 @@ export function createDeliveryRuntime(deps: {
     sql: deps.sql,
     clock: deps.clock,
     secretBox: deps.secretBox,
+    signingKeys: new SigningKeyCache((ciphertext, webhookId) => deps.secretBox.open(ciphertext, webhookId)),
     http,
+    successes: new SuccessWriter((results) => recordSuccesses(deps.sql, worker, results)),
     serviceName: deps.config.serviceName,
     timeoutMs: deps.config.deliveryTimeoutMs,
     worker,

@@ -5,10 +5,22 @@
 
 const encoder = new TextEncoder();
 
-async function hmac(secret: string, message: string): Promise<Uint8Array> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+/**
+ * A webhook's secret, as text or already imported (`importSigningKey`): the
+ * dispatcher keeps imported keys, which cannot be read back, so that a busy
+ * webhook is not decrypted and imported again for every attempt.
+ */
+export type SigningSecret = string | CryptoKey;
+
+/** Imports a secret as a non-extractable HMAC-SHA256 key (both signatures use the same key). */
+export async function importSigningKey(secret: string): Promise<CryptoKey> {
+  return await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
     "sign",
   ]);
+}
+
+async function hmac(secret: SigningSecret, message: string): Promise<Uint8Array> {
+  const key = typeof secret === "string" ? await importSigningKey(secret) : secret;
   return new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(message)));
 }
 
@@ -25,7 +37,7 @@ function base64(bytes: Uint8Array): string {
 }
 
 /** Spec 6.2: `sha256=` + lowercase hex HMAC-SHA256 of the raw body, keyed with the secret. */
-export async function signatureHeader(secret: string, body: string): Promise<string> {
+export async function signatureHeader(secret: SigningSecret, body: string): Promise<string> {
   return `sha256=${hex(await hmac(secret, body))}`;
 }
 
@@ -35,7 +47,7 @@ export async function signatureHeader(secret: string, body: string): Promise<str
  * `whsec_` + base64 of those bytes).
  */
 export async function standardSignature(
-  secret: string,
+  secret: SigningSecret,
   eventId: string,
   timestamp: number,
   body: string,
@@ -54,7 +66,7 @@ export interface HeaderInput {
   timestamp: number;
   /** The exact body; signed when `secret` is set. */
   body: string;
-  secret: string | null;
+  secret: SigningSecret | null;
 }
 
 /** The headers of one attempt: spec 6.2, plus Standard Webhooks' beside them. */
@@ -69,8 +81,9 @@ export async function buildDeliveryHeaders(input: HeaderInput): Promise<Record<s
     "webhook-timestamp": String(input.timestamp),
   };
   if (input.secret !== null) {
-    headers["X-Webhook-Signature"] = await signatureHeader(input.secret, input.body);
-    headers["webhook-signature"] = await standardSignature(input.secret, input.eventId, input.timestamp, input.body);
+    const key = typeof input.secret === "string" ? await importSigningKey(input.secret) : input.secret;
+    headers["X-Webhook-Signature"] = await signatureHeader(key, input.body);
+    headers["webhook-signature"] = await standardSignature(key, input.eventId, input.timestamp, input.body);
   }
   return headers;
 }

@@ -52,6 +52,37 @@ Deno.test("a delivery carries every header of spec 6.2 and a signature that veri
   }
 });
 
+Deno.test("a secret changed or removed by PATCH signs the very next delivery (no stale cached key)", async () => {
+  const f = await deliveryFixture();
+  try {
+    const id = await createWebhook(f, { url: f.receiver.url("/rotate"), secret: SECRET });
+    const patch = async (secret: string | null) => {
+      const res = await f.app.request(`/api/user-webhooks/${id}`, {
+        method: "PATCH",
+        json: { secret },
+        cookie: f.user.cookie,
+      });
+      assert.equal(res.status, 200);
+      await res.body?.cancel();
+    };
+    await emitInboxCreated(f);
+    await f.app.deps.deliveries.queue.drain();
+    const newSecret = "a-brand-new-secret-after-rotation";
+    await patch(newSecret);
+    await emitInboxCreated(f);
+    await f.app.deps.deliveries.queue.drain();
+    await patch(null);
+    await emitInboxCreated(f);
+    await f.app.deps.deliveries.queue.drain();
+    const [first, second, third] = await f.receiver.waitFor(3);
+    assert.equal(first!.headers["x-webhook-signature"], `sha256=${await hmacHex(SECRET, first!.body)}`);
+    assert.equal(second!.headers["x-webhook-signature"], `sha256=${await hmacHex(newSecret, second!.body)}`);
+    assert.equal(third!.headers["x-webhook-signature"], undefined, "no secret, no signature");
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("without a secret there is no signature header; another event type is not delivered", async () => {
   const f = await deliveryFixture();
   try {

@@ -8,7 +8,8 @@
  */
 import assert from "node:assert/strict";
 import type { Sql } from "../../src/db/client.ts";
-import { recordWithRetry, type Verdict } from "../../src/deliveries/dispatcher.ts";
+import { type DispatcherDeps, recordWithRetry, type Verdict } from "../../src/deliveries/dispatcher.ts";
+import { SuccessWriter } from "../../src/deliveries/success_writer.ts";
 import * as repo from "../../src/deliveries/repo.ts";
 import { createWebhook, type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
 
@@ -43,6 +44,12 @@ async function claimOne(f: DeliveryFixture, leaseMs: number): Promise<repo.Claim
   return claimed!;
 }
 
+/** The app's dispatcher, recording as WORKER through `sql`. */
+function dispatcherOn(f: DeliveryFixture, sql: Sql): DispatcherDeps {
+  const successes = new SuccessWriter((results) => repo.recordSuccesses(sql, WORKER, results));
+  return { ...f.app.deps.deliveries.dispatcher, sql, successes, worker: WORKER };
+}
+
 async function statusOf(f: DeliveryFixture, id: string): Promise<string> {
   const [row] = await f.db.sql<{ status: string }[]>`SELECT status FROM deliveries WHERE id = ${id}`;
   return row!.status;
@@ -53,7 +60,7 @@ Deno.test("a result is recorded once the database answers again, within the leas
   try {
     const d = await claimOne(f, 15_000);
     const db = flaky(f.app.deps.sql, 3);
-    const deps = { ...f.app.deps.deliveries.dispatcher, sql: db.sql, worker: WORKER };
+    const deps = dispatcherOn(f, db.sql);
     assert.equal(await recordWithRetry(deps, d, SUCCESS), "succeeded");
     assert.equal(db.calls(), 4, "three failed tries, then the one that recorded");
     assert.equal(await statusOf(f, d.id), "succeeded");
@@ -70,7 +77,7 @@ Deno.test("a failure is recorded after a blip too, with its retry queued once", 
   try {
     const d = await claimOne(f, 15_000);
     const db = flaky(f.app.deps.sql, 2);
-    const deps = { ...f.app.deps.deliveries.dispatcher, sql: db.sql, worker: WORKER };
+    const deps = dispatcherOn(f, db.sql);
     const verdict: Verdict = {
       ok: false,
       responseStatus: 500,
@@ -93,7 +100,7 @@ Deno.test("recording gives up before the lease ends and leaves the attempt to be
     const leaseMs = 1_500;
     const d = await claimOne(f, leaseMs);
     const db = flaky(f.app.deps.sql, Infinity);
-    const deps = { ...f.app.deps.deliveries.dispatcher, sql: db.sql, worker: WORKER };
+    const deps = dispatcherOn(f, db.sql);
     const started = Date.now();
     await assert.rejects(recordWithRetry(deps, d, SUCCESS), /ECONNREFUSED/);
     const tookMs = Date.now() - started;
@@ -110,7 +117,7 @@ Deno.test("a claim whose lease has already run out is not retried", async () => 
   try {
     const d = await claimOne(f, 100);
     const db = flaky(f.app.deps.sql, 1);
-    const deps = { ...f.app.deps.deliveries.dispatcher, sql: db.sql, worker: WORKER };
+    const deps = dispatcherOn(f, db.sql);
     await assert.rejects(recordWithRetry(deps, d, SUCCESS), /ECONNREFUSED/);
     assert.equal(db.calls(), 1);
   } finally {
