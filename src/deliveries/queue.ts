@@ -133,10 +133,10 @@ export class DeliveryQueue {
       while (!this.#stopped) {
         const room = this.#o.globalConcurrency - this.#inFlight.size;
         if (room <= 0) break; // A finishing attempt wakes the queue again.
-        const { claimed, heldBack } = await this.#claimDetailed(room);
+        const { claimed, heldBack, cancelled } = await this.#claimDetailed(room);
         capped ||= heldBack > 0;
-        if (claimed.length + heldBack < room) break; // Drained what is due.
-        if (claimed.length === 0) break;
+        if (claimed.length + heldBack + cancelled < room) break; // Drained what is due.
+        if (claimed.length === 0 && cancelled === 0) break;
       }
     } catch (err) {
       log.warn("Claiming deliveries failed: {error}", { error: String(err) });
@@ -167,45 +167,35 @@ export class DeliveryQueue {
   }
 
   /** One claim transaction: due rows, minus what the per-event cap holds back. */
-  async #claimDetailed(limit: number): Promise<{ claimed: repo.ClaimedDelivery[]; heldBack: number }> {
-    if (limit <= 0 || this.#stopped) return { claimed: [], heldBack: 0 };
+  async #claimDetailed(
+    limit: number,
+  ): Promise<{ claimed: repo.ClaimedDelivery[]; heldBack: number; cancelled: number }> {
+    if (limit <= 0 || this.#stopped) return { claimed: [], heldBack: 0, cancelled: 0 };
     const now = this.#o.clock.now();
     // Off the hot path: a lease only expires when a worker died.
     if (now.getTime() - this.#leaseCheckedAt >= LEASE_CHECK_MS || now.getTime() < this.#leaseCheckedAt) {
       this.#leaseCheckedAt = now.getTime();
       await repo.requeueExpiredLeases(this.#o.sql, now);
     }
-    const { claimed, heldBack } = await this.#o.sql.begin(async (tx) => {
-      const due = await repo.selectDue(tx, now, limit, this.#o.perWebhook);
-      if (due.length === 0) return { claimed: [], heldBack: 0 };
-      const eventIds = [...new Set(due.map((d) => d.eventId))];
-      await repo.lockEvents(tx, eventIds);
-      const perEvent = await repo.inFlightPerEvent(tx, eventIds, now);
-      const perWebhook = await repo.inFlightPerWebhook(tx, [...new Set(due.map((d) => d.webhookId))], now);
-      const chosen: string[] = [];
-      let heldBack = 0;
-      for (const d of due) {
-        const e = perEvent.get(d.eventId) ?? 0;
-        const w = perWebhook.get(d.webhookId) ?? 0;
-        if (e >= this.#o.perTrigger || w >= this.#o.perWebhook) {
-          heldBack++;
-          continue;
-        }
-        perEvent.set(d.eventId, e + 1);
-        perWebhook.set(d.webhookId, w + 1);
-        chosen.push(d.id);
-      }
-      const cancelled = chosen.length ? await repo.cancelForInactiveWebhooks(tx, chosen, now) : new Set<string>();
-      const claimed = await repo.markInFlight(
+    // Two statements in one transaction: lock the due rows and their events,
+    // then count the caps and mark in flight (see repo.ts for why two).
+    const { claimed, heldBack, cancelled } = await this.#o.sql.begin(async (tx) => {
+      const due = await repo.lockDue(tx, now, limit, this.#o.perWebhook);
+      const inactive = due.filter((d) => !d.active).map((d) => d.id);
+      if (inactive.length > 0) await repo.cancelAttempts(tx, inactive, now);
+      const active = due.filter((d) => d.active).map((d) => d.id);
+      const claimed = await repo.markInFlightWithinCaps(
         tx,
-        chosen.filter((id) => !cancelled.has(id)),
+        active,
+        { perTrigger: this.#o.perTrigger, perWebhook: this.#o.perWebhook },
+        now,
         this.#o.worker,
         new Date(now.getTime() + this.#o.leaseMs),
       );
-      return { claimed, heldBack };
+      return { claimed, heldBack: active.length - claimed.length, cancelled: inactive.length };
     });
     for (const d of claimed) this.#start(d);
-    return { claimed, heldBack };
+    return { claimed, heldBack, cancelled };
   }
 
   #start(d: repo.ClaimedDelivery): void {

@@ -20,75 +20,90 @@ export interface ClaimedDelivery {
   leaseUntil: Date;
 }
 
+/** A due attempt locked by a claim, and whether its webhook is still active. */
+export interface DueAttempt {
+  id: string;
+  eventId: string;
+  webhookId: string;
+  active: boolean;
+}
+
 /**
- * Due pending attempts, oldest first, locked for this transaction, leaving out
- * webhooks that already have `perWebhook` attempts in flight: otherwise the
- * oldest rows, all of one hanging receiver, would be chosen again and again.
+ * First statement of a claim. Due pending attempts, oldest first, locked for
+ * this transaction (SKIP LOCKED: another instance's claim takes other rows),
+ * leaving out webhooks that already have `perWebhook` attempts in flight
+ * (otherwise the oldest rows, all of one hanging receiver, would be chosen
+ * again and again); and their events locked too, so that no other instance
+ * counts or adds in-flight attempts of these events until this claim commits.
+ * The caps are counted by the next statement, which sees what the holders of
+ * those locks committed (a statement's snapshot is taken when it starts).
  */
-export async function selectDue(
-  tx: Tx,
-  now: Date,
-  limit: number,
-  perWebhook: number,
-): Promise<{ id: string; eventId: string; webhookId: string }[]> {
-  return await tx<{ id: string; eventId: string; webhookId: string }[]>`
-    SELECT id, event_id, webhook_id FROM deliveries
-    WHERE status = 'pending' AND run_at <= ${now}
-      AND webhook_id NOT IN (
-        SELECT webhook_id FROM deliveries WHERE status = 'in_flight' AND lease_until > ${now}
-        GROUP BY webhook_id HAVING count(*) >= ${perWebhook})
-    ORDER BY run_at, id
-    LIMIT ${limit}
-    FOR UPDATE SKIP LOCKED`;
+export async function lockDue(tx: Tx, now: Date, limit: number, perWebhook: number): Promise<DueAttempt[]> {
+  // Events are locked in id order, so instances locking overlapping sets do
+  // not deadlock; NO KEY UPDATE does not block the FK checks of inserts. The
+  // count makes sure every one of them is locked before the statement ends.
+  return await tx<DueAttempt[]>`
+    WITH due AS MATERIALIZED (
+      SELECT id, event_id, webhook_id, run_at FROM deliveries
+      WHERE status = 'pending' AND run_at <= ${now}
+        AND webhook_id NOT IN (
+          SELECT webhook_id FROM deliveries WHERE status = 'in_flight' AND lease_until > ${now}
+          GROUP BY webhook_id HAVING count(*) >= ${perWebhook})
+      ORDER BY run_at, id
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ), locked_events AS MATERIALIZED (
+      SELECT id FROM events WHERE id IN (SELECT event_id FROM due) ORDER BY id FOR NO KEY UPDATE
+    )
+    SELECT due.id, due.event_id, due.webhook_id, w.active, (SELECT count(*) FROM locked_events) AS locked_events
+    FROM due JOIN webhooks w ON w.id = due.webhook_id
+    ORDER BY due.run_at, due.id`;
 }
 
-/** Locks the events so that no other instance counts their in-flight attempts meanwhile. */
-export async function lockEvents(tx: Tx, eventIds: string[]): Promise<void> {
-  // Id order prevents deadlocks between instances locking overlapping sets;
-  // NO KEY UPDATE does not block the FK checks of concurrent inserts.
-  await tx`SELECT id FROM events WHERE id = ANY(${eventIds}) ORDER BY id FOR NO KEY UPDATE`;
+/** Cancels attempts whose webhook has been disabled since they were queued. */
+export async function cancelAttempts(tx: Tx, ids: string[], now: Date): Promise<void> {
+  await tx`UPDATE deliveries SET status = 'cancelled', finished_at = ${now} WHERE id = ANY(${ids})`;
 }
 
-/** In-flight attempts per event (live leases only), to hold the per-trigger cap. */
-export async function inFlightPerEvent(tx: Tx, eventIds: string[], now: Date): Promise<Map<string, number>> {
-  const rows = await tx<{ eventId: string; n: number }[]>`
-    SELECT event_id, count(*)::int AS n FROM deliveries
-    WHERE event_id = ANY(${eventIds}) AND status = 'in_flight' AND lease_until > ${now}
-    GROUP BY event_id`;
-  return new Map(rows.map((r) => [r.eventId, r.n]));
-}
-
-/** In-flight attempts per webhook (live leases only), to hold the per-webhook cap. */
-export async function inFlightPerWebhook(tx: Tx, webhookIds: string[], now: Date): Promise<Map<string, number>> {
-  const rows = await tx<{ webhookId: string; n: number }[]>`
-    SELECT webhook_id, count(*)::int AS n FROM deliveries
-    WHERE webhook_id = ANY(${webhookIds}) AND status = 'in_flight' AND lease_until > ${now}
-    GROUP BY webhook_id`;
-  return new Map(rows.map((r) => [r.webhookId, r.n]));
-}
-
-/** Cancels attempts whose webhook has been disabled; returns their ids. */
-export async function cancelForInactiveWebhooks(tx: Tx, ids: string[], now: Date): Promise<Set<string>> {
-  const rows = await tx<{ id: string }[]>`
-    UPDATE deliveries d SET status = 'cancelled', finished_at = ${now}
-    FROM webhooks w
-    WHERE d.id = ANY(${ids}) AND w.id = d.webhook_id AND NOT w.active
-    RETURNING d.id`;
-  return new Set(rows.map((r) => r.id));
-}
-
-/** Marks attempts in flight under this worker's lease and returns what sending needs. */
-export async function markInFlight(
+/**
+ * Second statement of a claim: of the attempts `ids` (locked by `lockDue`,
+ * oldest first), marks in flight under this worker's lease those that fit
+ * both caps, counting what is in flight now over all instances, and returns
+ * what sending them needs. Ranks are counted per webhook first, then per
+ * event among the rows that fit their webhook; a row the event cap holds back
+ * may still have taken a webhook rank, so the caps are never exceeded, at
+ * worst a little under-filled until the next claim.
+ */
+export async function markInFlightWithinCaps(
   tx: Tx,
   ids: string[],
+  caps: { perTrigger: number; perWebhook: number },
+  now: Date,
   worker: string,
   leaseUntil: Date,
 ): Promise<ClaimedDelivery[]> {
   if (ids.length === 0) return [];
   return await tx<ClaimedDelivery[]>`
+    WITH due AS (
+      -- By primary key (a join with unnest() was planned as a scan of the table).
+      SELECT d.id, d.event_id, d.webhook_id, array_position(${ids}::text[], d.id) AS ord
+      FROM deliveries d WHERE d.id = ANY(${ids}::text[]) AND d.status = 'pending'
+    ), fit_webhook AS (
+      SELECT due.*, row_number() OVER (PARTITION BY due.webhook_id ORDER BY due.ord) + (
+        SELECT count(*) FROM deliveries f
+        WHERE f.webhook_id = due.webhook_id AND f.status = 'in_flight' AND f.lease_until > ${now}
+      ) AS slot
+      FROM due
+    ), fit_both AS (
+      SELECT fw.id, row_number() OVER (PARTITION BY fw.event_id ORDER BY fw.ord) + (
+        SELECT count(*) FROM deliveries f
+        WHERE f.event_id = fw.event_id AND f.status = 'in_flight' AND f.lease_until > ${now}
+      ) AS slot
+      FROM fit_webhook fw WHERE fw.slot <= ${caps.perWebhook}
+    )
     UPDATE deliveries d SET status = 'in_flight', claimed_by = ${worker}, lease_until = ${leaseUntil}
-    FROM events e, webhooks w
-    WHERE d.id = ANY(${ids}) AND e.id = d.event_id AND w.id = d.webhook_id
+    FROM fit_both c, events e, webhooks w
+    WHERE c.slot <= ${caps.perTrigger} AND d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
     RETURNING d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type AS event_type, e.payload,
       w.url, w.secret_ciphertext, d.lease_until`;
 }

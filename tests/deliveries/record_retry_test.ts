@@ -11,6 +11,9 @@ import type { Sql } from "../../src/db/client.ts";
 import { type DispatcherDeps, recordWithRetry, type Verdict } from "../../src/deliveries/dispatcher.ts";
 import { SuccessWriter } from "../../src/deliveries/success_writer.ts";
 import * as repo from "../../src/deliveries/repo.ts";
+
+/** Claims exactly the rows a test names. */
+const NO_CAPS = { perTrigger: 1_000, perWebhook: 1_000 };
 import { createWebhook, type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
 
 const WORKER = "test-host:1:record";
@@ -39,7 +42,9 @@ async function claimOne(f: DeliveryFixture, leaseMs: number): Promise<repo.Claim
   const eventId = await emitInboxCreated(f);
   const [row] = await f.db.sql<{ id: string }[]>`SELECT id FROM deliveries WHERE event_id = ${eventId}`;
   const leaseUntil = new Date(f.clock.now().getTime() + leaseMs);
-  const [claimed] = await f.db.sql.begin((tx) => repo.markInFlight(tx, [row!.id], WORKER, leaseUntil));
+  const [claimed] = await f.db.sql.begin((tx) =>
+    repo.markInFlightWithinCaps(tx, [row!.id], NO_CAPS, f.clock.now(), WORKER, leaseUntil)
+  );
   assert.equal(claimed!.leaseUntil.getTime(), leaseUntil.getTime(), "the claim carries its lease");
   return claimed!;
 }
