@@ -287,6 +287,8 @@ try {
 
   if (want("growth")) {
     console.log("growth: throughput with 10^4, then 10^6 finished rows in deliveries");
+    let claimPlan = "";
+    class Rollback extends Error {}
     const [hook] = acc.webhooks;
     const fill = async (target: number) => {
       const n = (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deliveries`)[0]!.n;
@@ -299,6 +301,8 @@ try {
         FROM generate_series(${n + 1}::int, ${target}::int) g`;
       await db.sql`ANALYZE deliveries`;
     };
+    // Warm-up, and the event the filler rows point at when this scenario runs alone.
+    await deliveryThroughput(db, receiver, acc.id, 200, 3);
     const g: Record<string, number> = {};
     for (const size of [10_000, 1_000_000]) {
       const t0 = performance.now();
@@ -307,12 +311,25 @@ try {
       g[String(size)] = await deliveryThroughput(db, receiver, acc.id, 1000, 3);
     }
     row("growth", "deliveries/s at 10^6 vs 10^4 rows", g["1000000"]!, g["10000"]!, ">= 0.80");
-    const plan = await db.sql.unsafe(`
-      EXPLAIN SELECT id, event_id FROM deliveries
-      WHERE status = 'pending' AND run_at <= now() ORDER BY run_at, id LIMIT 64 FOR UPDATE SKIP LOCKED`);
-    const text = plan.map((r) => Object.values(r)[0]).join("\n");
-    console.log("  claim query plan at 10^6 rows:\n    " + text.replaceAll("\n", "\n    "));
-    results.growth = { ...g, claimPlan: text };
+    // The due scan of the claim (repo.lockDue), with 6,000 attempts pending beside the 10^6 finished.
+    await db.sql.begin(async (tx) => {
+      await tx`UPDATE deliveries SET status = 'pending', finished_at = NULL
+        WHERE id IN (SELECT id FROM deliveries WHERE id LIKE 'dlv_fill_%' LIMIT 6000)`;
+      await tx`ANALYZE deliveries`;
+      const plan = await tx.unsafe(`
+        EXPLAIN ANALYZE SELECT id, event_id, webhook_id, run_at FROM deliveries
+        WHERE status = 'pending' AND run_at <= now()
+          AND webhook_id NOT IN (
+            SELECT webhook_id FROM deliveries WHERE status = 'in_flight' AND lease_until > now()
+            GROUP BY webhook_id HAVING count(*) >= 16)
+        ORDER BY run_at, id LIMIT 64 FOR UPDATE SKIP LOCKED`);
+      claimPlan = plan.map((r) => Object.values(r)[0]).join("\n");
+      throw new Rollback();
+    }).catch((e) => {
+      if (!(e instanceof Rollback)) throw e;
+    });
+    console.log("  claim's due scan at 10^6 rows:\n    " + claimPlan.replaceAll("\n", "\n    "));
+    results.growth = { ...g, claimPlan };
   }
 
   if (want("memory")) {
