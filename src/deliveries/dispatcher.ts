@@ -7,7 +7,6 @@ import { getLogger } from "@logtape/logtape";
 import type { Sql } from "../db/client.ts";
 import type { Clock } from "../shared/clock.ts";
 import { newId } from "../shared/ids.ts";
-import type { SecretBox } from "../secrets/secret_box.ts";
 import { buildDeliveryHeaders } from "./signer.ts";
 import type { SigningKeyCache } from "./signing_keys.ts";
 import type { SuccessWriter } from "./success_writer.ts";
@@ -24,9 +23,8 @@ export const DISABLE_AFTER_FAILURES = 5;
 export interface DispatcherDeps {
   sql: Sql;
   clock: Clock;
-  secretBox: SecretBox;
-  /** Imported keys of recently used secrets; without it every attempt decrypts and imports. */
-  signingKeys?: SigningKeyCache;
+  /** Imported keys of recently used secrets, so an attempt neither decrypts nor imports. */
+  signingKeys: SigningKeyCache;
   http: WebhookHttpClient;
   /** Records successes in batches (group commit) with `sql`. */
   successes: SuccessWriter;
@@ -67,7 +65,7 @@ export function judge(outcome: SendOutcome): Verdict {
 
 /** Builds the request of an attempt: the stored body, signed when a secret is set. */
 export async function prepare(
-  deps: Pick<DispatcherDeps, "secretBox" | "signingKeys" | "serviceName" | "timeoutMs" | "clock">,
+  deps: Pick<DispatcherDeps, "signingKeys" | "serviceName" | "timeoutMs" | "clock">,
   d: {
     id: string;
     eventId: string;
@@ -78,11 +76,7 @@ export async function prepare(
     secretCiphertext: string | null;
   },
 ): Promise<OutgoingRequest> {
-  const secret = d.secretCiphertext === null
-    ? null
-    : deps.signingKeys
-    ? await deps.signingKeys.get(d.webhookId, d.secretCiphertext)
-    : await deps.secretBox.open(d.secretCiphertext, d.webhookId);
+  const secret = d.secretCiphertext === null ? null : await deps.signingKeys.get(d.webhookId, d.secretCiphertext);
   const headers = await buildDeliveryHeaders({
     serviceName: deps.serviceName,
     webhookId: d.webhookId,

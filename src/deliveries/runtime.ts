@@ -64,7 +64,6 @@ export function createDeliveryRuntime(deps: {
   const dispatcher: DispatcherDeps = {
     sql: deps.sql,
     clock: deps.clock,
-    secretBox: deps.secretBox,
     signingKeys: new SigningKeyCache((ciphertext, webhookId) => deps.secretBox.open(ciphertext, webhookId)),
     http,
     successes: new SuccessWriter((results) => recordSuccesses(deps.sql, worker, results)),
