@@ -8,14 +8,24 @@ export interface Committed {
   committedAt: number;
 }
 
-/** Commits `count` inbox.created events for the account, in transactions of `batch`. */
-export async function commitInboxEvents(sql: Sql, accountId: string, count: number, batch = 10): Promise<Committed[]> {
+/**
+ * Commits `count` inbox.created events for the account, in transactions of
+ * `batch`, each stamped with the time it is emitted or, given `at`, with `at`
+ * (a future `at` queues attempts that are not due yet).
+ */
+export async function commitInboxEvents(
+  sql: Sql,
+  accountId: string,
+  count: number,
+  batch = 10,
+  at?: Date,
+): Promise<Committed[]> {
   const out: Committed[] = [];
   for (let i = 0; i < count; i += batch) {
     const ids = await sql.begin(async (tx) => {
       const ids: string[] = [];
       for (let j = i; j < Math.min(count, i + batch); j++) {
-        const now = new Date();
+        const now = at ?? new Date();
         const { eventId } = await emit(tx, accountId, "inbox.created", {
           inboxId: `inb_test_${j}`,
           address: `t${j}@inbox.localhost`,

@@ -14,7 +14,6 @@ import { createTestDb, TEST_DATABASE_URL, type TestDb } from "../_helpers/db.ts"
 import { freePort, serviceEnv, type ServiceProcess, startService } from "../_helpers/process.ts";
 import { ADMIN_TOKEN } from "../_helpers/app.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
-import { emit } from "../../src/events/emit.ts";
 import { notifyDeliveries } from "../../src/events/repo.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -174,17 +173,7 @@ async function backlogThroughput(
   await receiver.reset();
   const later = new Date(Date.now() + 3_600_000);
   const emitStarted = performance.now();
-  for (let i = 0; i < events; i += 100) {
-    await db.sql.begin(async (tx) => {
-      for (let j = i; j < Math.min(events, i + 100); j++) {
-        await emit(tx, accountId, "inbox.created", {
-          inboxId: `inb_backlog_${j}`,
-          address: `b${j}@inbox.localhost`,
-          expiresAt: later.toISOString(),
-        }, later);
-      }
-    });
-  }
+  await commitInboxEvents(db.sql, accountId, events, 100, later);
   const committed = Math.round((events * fanout) / ((performance.now() - emitStarted) / 1000));
   const started = performance.now();
   await db.sql.begin(async (tx) => {

@@ -5,6 +5,7 @@ import { type Receiver, startReceiver } from "../_helpers/receiver.ts";
 import { ManualClock } from "../../src/shared/clock.ts";
 import type { Resolver } from "../../src/url_safety/resolver.ts";
 import { emit } from "../../src/events/emit.ts";
+import * as repo from "../../src/deliveries/repo.ts";
 
 /** Everything a delivery test needs, closed by `close()`. */
 export interface DeliveryFixture {
@@ -106,4 +107,15 @@ export function closedPort(): number {
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
   return port;
+}
+
+/** Marks exactly the attempts `ids` in flight for `worker` until `leaseUntil`, as a claim would, caps aside. */
+export async function claimExactly(
+  f: DeliveryFixture,
+  ids: string[],
+  worker: string,
+  leaseUntil: Date,
+): Promise<repo.ClaimedDelivery[]> {
+  const noCaps = { perTrigger: 1_000, perWebhook: 1_000 };
+  return await f.db.sql.begin((tx) => repo.markInFlightWithinCaps(tx, ids, noCaps, f.clock.now(), worker, leaseUntil));
 }

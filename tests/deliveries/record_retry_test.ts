@@ -11,10 +11,7 @@ import type { Sql } from "../../src/db/client.ts";
 import { type DispatcherDeps, recordWithRetry, type Verdict } from "../../src/deliveries/dispatcher.ts";
 import { SuccessWriter } from "../../src/deliveries/success_writer.ts";
 import * as repo from "../../src/deliveries/repo.ts";
-
-/** Claims exactly the rows a test names. */
-const NO_CAPS = { perTrigger: 1_000, perWebhook: 1_000 };
-import { createWebhook, type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
+import { claimExactly, createWebhook, type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
 
 const WORKER = "test-host:1:record";
 const SUCCESS: Verdict = { ok: true, responseStatus: 204, durationMs: 12 };
@@ -42,9 +39,7 @@ async function claimOne(f: DeliveryFixture, leaseMs: number): Promise<repo.Claim
   const eventId = await emitInboxCreated(f);
   const [row] = await f.db.sql<{ id: string }[]>`SELECT id FROM deliveries WHERE event_id = ${eventId}`;
   const leaseUntil = new Date(f.clock.now().getTime() + leaseMs);
-  const [claimed] = await f.db.sql.begin((tx) =>
-    repo.markInFlightWithinCaps(tx, [row!.id], NO_CAPS, f.clock.now(), WORKER, leaseUntil)
-  );
+  const [claimed] = await claimExactly(f, [row!.id], WORKER, leaseUntil);
   assert.equal(claimed!.leaseUntil.getTime(), leaseUntil.getTime(), "the claim carries its lease");
   return claimed!;
 }

@@ -5,10 +5,7 @@
 import assert from "node:assert/strict";
 import { SuccessWriter } from "../../src/deliveries/success_writer.ts";
 import * as repo from "../../src/deliveries/repo.ts";
-
-/** Claims exactly the rows a test names. */
-const NO_CAPS = { perTrigger: 1_000, perWebhook: 1_000 };
-import { createWebhook, deliveryFixture, emitInboxCreated } from "./_support.ts";
+import { claimExactly, createWebhook, deliveryFixture, emitInboxCreated } from "./_support.ts";
 
 function result(id: string, finishedAt = new Date(0)): repo.AttemptResult {
   return { id, worker: "w", responseStatus: 200, durationMs: 3, error: null, finishedAt };
@@ -82,10 +79,8 @@ Deno.test("recordSuccesses closes the held attempts in one statement and skips o
       SELECT id FROM deliveries WHERE event_id = ANY(${events}) ORDER BY event_id`;
     const ids = rows.map((r) => r.id);
     const lease = new Date(f.clock.now().getTime() + 60_000);
-    await f.db.sql.begin((tx) => repo.markInFlightWithinCaps(tx, ids.slice(0, 2), NO_CAPS, f.clock.now(), "me", lease));
-    await f.db.sql.begin((tx) =>
-      repo.markInFlightWithinCaps(tx, ids.slice(2), NO_CAPS, f.clock.now(), "someone-else", lease)
-    );
+    await claimExactly(f, ids.slice(0, 2), "me", lease);
+    await claimExactly(f, ids.slice(2), "someone-else", lease);
 
     const early = new Date("2026-03-01T12:00:01Z");
     const late = new Date("2026-03-01T12:00:02Z");
