@@ -93,8 +93,11 @@ export async function prepare(
 /** What recording did, for metrics and tests. */
 export type Recorded = "succeeded" | repo.FailureRecorded;
 
-/** Pauses between tries to record a result while the database does not answer. */
-const RECORD_BACKOFF_MS = [50, 100, 200, 300, 500];
+/**
+ * Pauses between tries to record a result while the database does not answer,
+ * short enough that once it answers again the slots free within a moment.
+ */
+const RECORD_BACKOFF_MS = [50, 100, 200, 250];
 /** Recording gives up this long before the lease ends, so it never closes a later claim of the same row. */
 const RECORD_LEASE_MARGIN_MS = 500;
 

@@ -74,6 +74,20 @@ async function run(cmd: string, args: string[]): Promise<{ code: number; out: st
   return { code: r.code, out: (dec.decode(r.stdout) + dec.decode(r.stderr)).trim() };
 }
 
+/**
+ * `DRILL_PG_DOWN_MS=<ms>` keeps the server down that long between stop and
+ * start, for a longer outage than `restart` gives (the reconnect backoff of
+ * every pool connection grows meanwhile).
+ */
+const DOWN_MS = Number(Deno.env.get("DRILL_PG_DOWN_MS") ?? 0);
+
+async function stopThenStart(downMs: number): Promise<{ code: number; out: string }> {
+  const stop = await pgctl("stop");
+  if (stop.code !== 0) return stop;
+  await sleep(downMs);
+  return await pgctl("start");
+}
+
 const pgctl = (action: string) => run("pg_ctlcluster", ["--skip-systemctl-redirect", ...CLUSTER!, action]);
 
 async function pgReady(): Promise<boolean> {
@@ -167,7 +181,7 @@ Deno.test({
       const rowsAtRestart = await statusCounts(db);
       const restartAt = Date.now();
       try {
-        const restart = await pgctl("restart");
+        const restart = DOWN_MS > 0 ? await stopThenStart(DOWN_MS) : await pgctl("restart");
         restartDone = Date.now();
         assert.equal(restart.code, 0, `pg_ctlcluster restart: ${restart.out}`);
         await ensurePostgresUp();
