@@ -16,6 +16,8 @@ export interface paths {
         /**
          * Register an account
          * @description Creates an account on the `free` plan and starts a session (sets the `session` cookie).
+         *     Registration attempts are limited per client address (default 20 per sliding hour,
+         *     `REGISTRATIONS_PER_ADDRESS_PER_HOUR`); every attempt counts, refused ones excepted.
          */
         post: operations["register"];
         delete?: never;
@@ -35,7 +37,13 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Checks the credentials and starts a session (sets the `session` cookie).
+         * @description Checks the credentials and starts a session (sets the `session` cookie). Failed logins are
+         *     throttled per email and per client address: after `LOGIN_EMAIL_MAX_FAILURES` (default 10)
+         *     failures for one email, or `LOGIN_ADDRESS_MAX_FAILURES` (default 100) from one address,
+         *     within `LOGIN_FAILURE_WINDOW_SECONDS` (default 900), the next attempt starts a lockout
+         *     (429 `RATE_LIMITED`). Lockouts last `LOGIN_LOCKOUT_SECONDS` (default 300) and double with
+         *     each further one in a row, up to `LOGIN_LOCKOUT_MAX_SECONDS` (default 3600). A successful
+         *     login clears the email's count.
          */
         post: operations["login"];
         delete?: never;
@@ -206,7 +214,7 @@ export interface paths {
          *     deliveries, 10 s timeout, redirects not followed) and reports the outcome. Does not change
          *     `failureCount`, `active` or `lastTriggeredAt`, and works on inactive webhooks. Delivery
          *     failures are reported in the 200 body, not as an error status. Requires the Pro or
-         *     Business plan.
+         *     Business plan. Limited per account and minute: 10 (Pro), 30 (Business).
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -249,6 +257,7 @@ export interface paths {
          * Redeliver an event
          * @description Queues a new attempt of the event of the given delivery (same event `id`, new
          *     `X-Delivery-ID`) and returns it as a pending delivery. Requires the Pro or Business plan.
+         *     Limited per account and minute: 30 (Pro), 100 (Business).
          */
         post: operations["redeliver"];
         delete?: never;
@@ -274,6 +283,16 @@ export interface paths {
          * Create an inbox
          * @description Creates an inbox `<localPart>@<MAIL_DOMAIN>`; a random local part is chosen when none is
          *     given. `ttlSeconds` defaults to 3600. Emits `inbox.created`. Send `{}` for all defaults.
+         *
+         *     An account holds at most 10 live inboxes on Free, 100 on Pro and 1000 on Business;
+         *     expired inboxes do not count (even before the sweep removes them), and deleting one
+         *     makes room at once. Role addresses cannot be claimed: `postmaster`, `abuse`,
+         *     `hostmaster`, `webmaster`, `admin`, `administrator`, `root`, `security`, `noreply`,
+         *     `no-reply`, `mailer-daemon`, `info`, `support`, `sales`, `marketing`, `noc`, `www`,
+         *     `ftp`, `usenet`, `news`, `uucp`, `ssladmin`, `ssladministrator`, `sslwebmaster`,
+         *     `sslcertificates`, `it`, `is`, `mis`, `nobody`, `operator`, `sysadmin`, `daemon`
+         *     (RFC 2142 role mailboxes and the addresses certificate authorities mail to validate a
+         *     domain).
          */
         post: operations["createInbox"];
         delete?: never;
@@ -949,7 +968,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request body is not `application/json`. */
+        /**
+         * @description `UNSUPPORTED_MEDIA_TYPE`: the request carries a body that is not `application/json`
+         *     (text, form or multipart). Checked on every mutating operation, also on those that read
+         *     no body: send them no body (or `Content-Length: 0`), or JSON. Nothing was changed.
+         */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
@@ -967,6 +990,48 @@ export interface components {
                 "Retry-After": components["headers"]["RetryAfter"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `RATE_LIMITED`: the per-minute request limit of this operation is exhausted (counted per
+         *     account); nothing was sent or queued. `Retry-After` tells when to retry.
+         */
+        RequestsRateLimited: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `RATE_LIMITED`: too many failed logins for this email or from this client address; the
+         *     attempt was refused without checking the password (the right password too).
+         *     `Retry-After` tells when the lockout ends.
+         */
+        LoginThrottled: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `RATE_LIMITED`: too many registration attempts from this client address in the last
+         *     hour. `Retry-After` tells when the next one is allowed.
+         */
+        RegistrationsRateLimited: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -1070,11 +1135,16 @@ export interface components {
         /**
          * @description The policy applied to this operation: name, quota and window in seconds
          *     (draft-ietf-httpapi-ratelimit-headers), e.g. `"api-keys-create";q=10;w=60`. Policies:
-         *     `api-keys-create`, `api-keys-list`, `api-keys-delete`.
+         *     `api-keys-create`, `api-keys-list`, `api-keys-delete`, `webhook-test`, `webhook-redeliver`.
          */
         RateLimitPolicy: string;
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
+        /**
+         * @description `no-store`: the response carries a credential (a session cookie, a new API key) that no
+         *     browser or proxy cache may keep.
+         */
+        CacheControlNoStore: "no-store";
     };
     pathItems: never;
 }
@@ -1097,6 +1167,7 @@ export interface operations {
             201: {
                 headers: {
                     "Set-Cookie": components["headers"]["SetCookie"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1117,6 +1188,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RegistrationsRateLimited"];
         };
     };
     login: {
@@ -1136,6 +1208,7 @@ export interface operations {
             200: {
                 headers: {
                     "Set-Cookie": components["headers"]["SetCookie"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1154,6 +1227,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["LoginThrottled"];
         };
     };
     logout: {
@@ -1174,6 +1248,7 @@ export interface operations {
                     "application/json": components["schemas"]["Success"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     getMe: {
@@ -1238,6 +1313,7 @@ export interface operations {
             /** @description API key created. */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -1299,6 +1375,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["ApiKeysRateLimited"];
         };
     };
@@ -1431,6 +1508,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["WebhooksPlanRequired"];
             404: components["responses"]["WebhookNotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     updateWebhook: {
@@ -1493,6 +1571,8 @@ export interface operations {
             /** @description Outcome of the test delivery. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1502,6 +1582,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["WebhooksPlanRequired"];
             404: components["responses"]["WebhookNotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RequestsRateLimited"];
         };
     };
     listDeliveries: {
@@ -1553,6 +1635,8 @@ export interface operations {
             /** @description The new pending attempt. */
             202: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1582,6 +1666,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RequestsRateLimited"];
         };
     };
     listInboxes: {
@@ -1635,7 +1721,9 @@ export interface operations {
             };
             /**
              * @description `VALIDATION_ERROR` (localPart pattern, ttlSeconds range, malformed JSON, unknown
-             *     fields), or `ADDRESS_TAKEN` (`Address already taken`).
+             *     fields), `RESERVED_ADDRESS` (a role address such as `postmaster`),
+             *     `ADDRESS_TAKEN` (`Address already taken`), or `INBOX_LIMIT`
+             *     (`Maximum 10 inboxes on your plan`; 100 on Pro, 1000 on Business), in that order.
              */
             400: {
                 headers: {
@@ -1698,6 +1786,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["InboxNotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     listMessages: {

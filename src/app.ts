@@ -1,14 +1,17 @@
 /**
- * createApp(deps): the whole HTTP surface as one Hono app. Pure of process
+ * createApp(services): the whole HTTP surface as one Hono app. Pure of process
  * concerns (no listening, no env), so tests run any number of instances.
+ * Each feature's routes get the services and use the few they declare.
  */
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppDeps } from "./deps.ts";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Services } from "./compose.ts";
 import type { AppEnv } from "./http/env.ts";
-import { ApiError, handleError } from "./errors.ts";
+import { createRouter } from "./http/router.ts";
+import { handleError } from "./errors.ts";
 import { requestId } from "./http/request_id.ts";
 import { accessLog } from "./http/access_log.ts";
-import { validationHook } from "./http/validation.ts";
+import { notFound } from "./http/not_found.ts";
+import { noSniff } from "./http/security_headers.ts";
 import { authenticate } from "./auth/middleware.ts";
 import { authRoutes } from "./auth/routes.ts";
 import { apiKeyRoutes } from "./api_keys/routes.ts";
@@ -22,25 +25,25 @@ import { serviceRoutes } from "./service/routes.ts";
 const PUBLIC_API = new Set(["/api/auth/register", "/api/auth/login", "/api/auth/logout"]);
 
 /** Builds the app. */
-export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
-  app.use("*", requestId(), accessLog(deps.metrics));
+export function createApp(services: Services): OpenAPIHono<AppEnv> {
+  const app = createRouter();
+  app.use("*", requestId(), accessLog(services.metrics), noSniff());
 
-  const auth = authenticate(deps);
+  const auth = authenticate(services);
   app.use("/api/*", async (c, next) => {
     if (PUBLIC_API.has(c.req.path)) return await next();
     return await auth(c, next);
   });
 
-  app.route("/", serviceRoutes(deps));
-  app.route("/", authRoutes(deps));
-  app.route("/", apiKeyRoutes(deps));
-  app.route("/", webhookRoutes(deps));
-  app.route("/", deliveryRoutes(deps));
-  app.route("/", inboxRoutes(deps));
-  app.route("/", adminRoutes(deps));
+  app.route("/", serviceRoutes(services));
+  app.route("/", authRoutes(services));
+  app.route("/", apiKeyRoutes(services));
+  app.route("/", webhookRoutes(services));
+  app.route("/", deliveryRoutes(services));
+  app.route("/", inboxRoutes(services));
+  app.route("/", adminRoutes(services));
 
-  app.notFound((c) => c.json(new ApiError(404, "NOT_FOUND", "Not found").toBody(), 404));
+  app.notFound(notFound);
   app.onError(handleError);
   return app;
 }

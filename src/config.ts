@@ -3,71 +3,164 @@
  *
  * A bad value stops start-up with a message naming the variable, so a typo in
  * a deployment never turns into a half-working service.
+ *
+ * `EnvSchema` is the one definition of every variable: its parsing, its
+ * default, its normalisation and its documentation (`.describe()`, always the
+ * last call of a field). The `Config` type and its camelCase keys are derived
+ * from it, and README's configuration table is printed from it by
+ * `deno task config:table` (scripts/config_table.ts; a test keeps README in step).
  */
+import type { LogLevel } from "@logtape/logtape";
+import ipaddr from "ipaddr.js";
 import { z } from "zod";
 
-const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "fatal"] as const;
+/** LogTape's level names, least severe first. */
+const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "fatal"] as const satisfies readonly LogLevel[];
+
+/** Other spellings accepted for a level (after lowercasing). */
+const LOG_LEVEL_ALIASES: ReadonlyMap<string, LogLevel> = new Map([["warn", "warning"]]);
+
+const code = (v: string) => `\`${v}\``;
 
 const booleanString = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
 const port = z.coerce.number().int().min(0).max(65535);
 
-const hostList = z.string().transform((v) =>
+const hostList = z.string().transform((v): ReadonlySet<string> =>
   new Set(v.split(",").map((h) => h.trim().toLowerCase()).filter((h) => h.length > 0))
 );
 
-const EnvSchema = z.object({
-  PORT: port.default(8000),
-  HOST: z.string().min(1).default("0.0.0.0"),
-  DATABASE_URL: z.string().url().optional(),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
-  DATA_DIR: z.string().min(1).default("./data"),
-  ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+/** Comma-separated IP addresses or CIDR ranges, each checked. */
+const addressRangeList = hostList.refine(
+  (set) => [...set].every((entry) => ipaddr.isValid(entry) || ipaddr.isValidCIDR(entry)),
+  "must be comma-separated IP addresses or CIDR ranges (e.g. 10.0.0.0/8)",
+);
+
+/** A positive whole number of at most `max`. */
+const count = (max: number) => z.coerce.number().int().min(1).max(max);
+
+const logLevel = z.string()
+  .transform((v) => v.toLowerCase())
+  .transform((v) => LOG_LEVEL_ALIASES.get(v) ?? v)
+  .pipe(z.enum(LOG_LEVELS));
+
+/** Every environment variable the service reads, in the order README lists them. */
+export const EnvSchema = z.object({
+  PORT: port.default(8000).describe("HTTP listener port"),
+  HOST: z.string().min(1).default("0.0.0.0").describe("HTTP listener address (the SMTP listener binds to it too)"),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000).describe(
+    "Time an HTTP connection has to send a complete request head, from its opening or its previous response " +
+      "(so also the idle keep-alive time); then it is closed. Requests in progress and streaming responses are not cut",
+  ),
+  DATABASE_URL: z.string().url().optional().describe(
+    "PostgreSQL URL. Unset: embedded PGlite in `DATA_DIR` (one process only)",
+  ),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10).describe(
+    "Connections per instance (PostgreSQL only)",
+  ),
+  DATA_DIR: z.string().min(1).default("./data").describe("Embedded database directory (git-ignored)"),
+  ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional().describe(
+    "Enables the operator API `/admin` (at least 16 characters); unset: `/admin` is 404",
+  ),
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional().describe(
+    "When set (at least 16 characters), `GET /metrics` requires `Authorization: Bearer <METRICS_TOKEN>` and answers " +
+      "401 `UNAUTHORIZED` otherwise; unset: `/metrics` is open",
+  ),
   SERVICE_NAME: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "must be 1 to 64 letters, digits, '.', '_' or '-'")
-    .default("InboxService"),
-  MAIL_DOMAIN: z.string().min(1).default("inbox.localhost"),
-  SMTP_PORT: port.default(2525),
-  SMTP_MAX_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
-  WEBHOOK_TRUSTED_HOSTS: hostList.default(new Set<string>()),
-  WEBHOOK_CA_CERTS: z.string().min(1).optional(),
-  ENCRYPTION_KEY: z.string().refine(
-    (v) => /^[A-Za-z0-9+/]{43}=$/.test(v.trim()),
+    .default("InboxService").describe(
+      "Sender name in the delivery `User-Agent` (`InboxService-Webhook/1.0`) and the SMTP banner",
+    ),
+  MAIL_DOMAIN: z.string().min(1).transform((v) => v.toLowerCase()).default("inbox.localhost").describe(
+    "Domain of inbox addresses (lowercased)",
+  ),
+  SMTP_PORT: port.default(2525).describe("SMTP listener port"),
+  SMTP_MAX_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024).describe(
+    "SMTP message size limit (larger mail is refused with `552`)",
+  ),
+  SMTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100_000).default(1000).describe(
+    "Open SMTP connections per instance; one more is answered `421` and closed",
+  ),
+  SMTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(100).describe(
+    "Open SMTP connections per client IP address; one more is answered `421` and closed",
+  ),
+  WEBHOOK_TRUSTED_HOSTS: hostList.default(new Set<string>()).describe(
+    "Comma-separated hosts exempt from the private-address checks (development only)",
+  ),
+  WEBHOOK_CA_CERTS: z.string().min(1).optional().describe("PEM file of extra CAs trusted for webhook receivers"),
+  ENCRYPTION_KEY: z.string().trim().regex(
+    /^[A-Za-z0-9+/]{43}=$/,
     "must be 32 random bytes in base64 (openssl rand -base64 32)",
-  ).optional(),
-  DELIVERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
-  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64),
-  DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
-  COOKIE_SECURE: booleanString.default(true),
-  SESSION_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(64 * 1024),
-  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  ).optional().describe(
+    "32 random bytes in base64 (`openssl rand -base64 32`) encrypting webhook secrets at rest; " +
+      "required with `DATABASE_URL` (unset: generated once into `DATA_DIR`)",
+  ),
+  DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30).describe(
+    "How long delivery records are kept",
+  ),
+  DELIVERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000).describe(
+    "Delivery timeout (spec 6.3: 10 s; lower only for tests)",
+  ),
+  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64).describe(
+    "Attempts in flight per instance, over all events (3 per event at most, always)",
+  ),
+  DELIVERY_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1024).default(32).describe(
+    "Attempts of one account in flight over all instances: one tenant's slow or hanging receivers leave the other slots to other tenants",
+  ),
+  COOKIE_SECURE: booleanString.default(true).describe(
+    "`false` (or `0`) drops the `Secure` flag of the session cookie (plain-HTTP development)",
+  ),
+  SESSION_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30).describe("Session lifetime in days"),
+  LOGIN_EMAIL_MAX_FAILURES: count(10_000).default(10).describe(
+    "Failed logins per email (trimmed, lowercased) in the window; the next attempt starts a lockout (429), " +
+      "right password or not. A successful login clears the count",
+  ),
+  LOGIN_ADDRESS_MAX_FAILURES: count(1_000_000).default(100).describe(
+    "Failed logins allowed per client address (whatever the emails) in the window, then a lockout of the address",
+  ),
+  LOGIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(60).max(3600).default(900).describe(
+    "Sliding window of the failed-login counts (60 to 3600)",
+  ),
+  LOGIN_LOCKOUT_SECONDS: count(86_400).default(300).describe(
+    "First lockout; each further one in a row lasts twice as long. A series is forgotten 24 h after its last lockout",
+  ),
+  LOGIN_LOCKOUT_MAX_SECONDS: count(86_400).default(3600).describe("Longest lockout"),
+  REGISTRATIONS_PER_ADDRESS_PER_HOUR: count(1_000_000).default(20).describe(
+    "Registration attempts per client address in a sliding hour (429 `RATE_LIMITED` with `Retry-After` beyond)",
+  ),
+  TRUSTED_PROXIES: addressRangeList.default(new Set<string>()).describe(
+    "Reverse proxies (comma-separated addresses or CIDR ranges) whose `X-Forwarded-For` names the client; " +
+      "empty: the header is ignored",
+  ),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(64 * 1024).describe(
+    "Largest accepted request body (413 beyond)",
+  ),
+  LOG_LEVEL: logLevel.default("info").describe(
+    `${LOG_LEVELS.map(code).join(", ")} (JSON lines on stdout), in any letter case; ` +
+      [...LOG_LEVEL_ALIASES].map(([alias, level]) => `${code(alias)} is read as ${code(level)}`).join(", "),
+  ),
 });
 
-/** The service configuration, as the rest of the code sees it. */
-export interface Config {
-  port: number;
-  host: string;
-  databaseUrl: string | undefined;
-  databasePoolSize: number;
-  dataDir: string;
-  adminToken: string | undefined;
-  serviceName: string;
-  mailDomain: string;
-  smtpPort: number;
-  smtpMaxBytes: number;
-  webhookTrustedHosts: ReadonlySet<string>;
-  webhookCaCerts: string | undefined;
-  encryptionKey: string | undefined;
-  deliveryRetentionDays: number;
-  /** Spec 6.3: 10 s; lower only in tests. */
-  deliveryTimeoutMs: number;
-  /** Attempts in flight per instance, over all events. */
-  deliveryConcurrency: number;
-  cookieSecure: boolean;
-  sessionTtlDays: number;
-  maxBodyBytes: number;
-  logLevel: (typeof LOG_LEVELS)[number];
+/** An environment variable's name, e.g. `SMTP_MAX_BYTES`. */
+export type EnvName = keyof typeof EnvSchema.shape & string;
+
+/** `SMTP_MAX_BYTES` -> `smtpMaxBytes`, at the type level. */
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}`
+  ? `${Lowercase<Head>}${Capitalize<CamelCase<Tail>>}`
+  : Lowercase<S>;
+
+/** `SMTP_MAX_BYTES` -> `smtpMaxBytes`, at run time; the same mapping as `CamelCase`. */
+export function configKey<N extends string>(name: N): CamelCase<N> {
+  return name.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()) as CamelCase<N>;
 }
+
+type Env = z.output<typeof EnvSchema>;
+
+/**
+ * The service configuration, as the rest of the code sees it: every variable
+ * under its camelCase name, always present (`undefined` when unset and
+ * without default).
+ */
+export type Config = { [N in keyof Required<Env> as CamelCase<N & string>]: Env[N] };
 
 /** Raised when the environment holds a value the service cannot run with. */
 export class ConfigError extends Error {
@@ -85,27 +178,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     const lines = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration: ${lines.join("; ")}`);
   }
-  const e = parsed.data;
-  return {
-    port: e.PORT,
-    host: e.HOST,
-    databaseUrl: e.DATABASE_URL,
-    databasePoolSize: e.DATABASE_POOL_SIZE,
-    dataDir: e.DATA_DIR,
-    adminToken: e.ADMIN_TOKEN,
-    serviceName: e.SERVICE_NAME,
-    mailDomain: e.MAIL_DOMAIN.toLowerCase(),
-    smtpPort: e.SMTP_PORT,
-    smtpMaxBytes: e.SMTP_MAX_BYTES,
-    webhookTrustedHosts: e.WEBHOOK_TRUSTED_HOSTS,
-    webhookCaCerts: e.WEBHOOK_CA_CERTS,
-    encryptionKey: e.ENCRYPTION_KEY?.trim(),
-    deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS,
-    deliveryTimeoutMs: e.DELIVERY_TIMEOUT_MS,
-    deliveryConcurrency: e.DELIVERY_CONCURRENCY,
-    cookieSecure: e.COOKIE_SECURE,
-    sessionTtlDays: e.SESSION_TTL_DAYS,
-    maxBodyBytes: e.MAX_BODY_BYTES,
-    logLevel: e.LOG_LEVEL,
-  };
+  const config: Record<string, unknown> = {};
+  for (const name of Object.keys(EnvSchema.shape) as EnvName[]) {
+    config[configKey(name)] = parsed.data[name];
+  }
+  return config as Config;
 }

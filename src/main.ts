@@ -1,23 +1,19 @@
 /**
  * The one impure entry point: read configuration, open and migrate the
- * database, serve HTTP, schedule sweeps, and shut down cleanly on SIGTERM.
+ * database, compose the instance, serve HTTP and SMTP, schedule the sweeps,
+ * and shut down cleanly on SIGTERM.
  */
 import { getLogger } from "@logtape/logtape";
 import { ConfigError, loadConfig } from "./config.ts";
 import { setupLogging } from "./shared/log.ts";
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
+import { compose } from "./compose.ts";
 import { createApp } from "./app.ts";
-import { createMetrics } from "./service/metrics.ts";
 import { runSweeps } from "./service/sweeps.ts";
-import { systemClock } from "./shared/clock.ts";
 import { resolveEncryptionKey } from "./secrets/key_source.ts";
-import { createSecretBox } from "./secrets/secret_box.ts";
-import { systemResolver } from "./url_safety/resolver.ts";
-import { createDeliveryRuntime } from "./deliveries/runtime.ts";
-import { AUTH_CHANNEL, AuthCache } from "./api_keys/auth_cache.ts";
 import { startSmtpServer } from "./smtp/server.ts";
-import { sweepExpiredInboxes } from "./inboxes/expiry.ts";
+import { serveHttp } from "./http/serve.ts";
 
 const log = getLogger(["inbox", "main"]);
 
@@ -44,44 +40,21 @@ async function main(): Promise<void> {
   const applied = await migrate(db.sql);
   if (applied.length > 0) log.info("Applied migrations {applied}", { applied });
 
-  const metrics = createMetrics();
-  const secretBox = await createSecretBox(encryptionKey);
-  const resolver = systemResolver();
-  const caPem = config.webhookCaCerts ? await Deno.readTextFile(config.webhookCaCerts) : undefined;
-  const deliveries = createDeliveryRuntime({
-    sql: db.sql,
-    clock: systemClock,
-    config,
-    secretBox,
-    resolver,
-    metrics,
-    caPem,
-  });
-  const authCache = new AuthCache();
-  const deps = { config, sql: db.sql, clock: systemClock, metrics, secretBox, resolver, deliveries, authCache };
-  const app = createApp(deps);
-  const server = Deno.serve({
+  // LISTEN needs a connection of its own: the embedded database has one, and one process.
+  const instance = await compose({ config, sql: db.sql, encryptionKey, listen: db.kind === "postgres" });
+  const app = createApp(instance);
+  // Deno's HTTP server with a deadline on request heads (HTTP_HEADERS_TIMEOUT_MS), which Deno.serve lacks.
+  const server = serveHttp({
     port: config.port,
     hostname: config.host,
+    headersTimeoutMs: config.httpHeadersTimeoutMs,
     onListen: ({ hostname, port }) => {
       log.info("Listening on http://{hostname}:{port} ({db} database)", { hostname, port, db: db.kind });
     },
   }, app.fetch);
-  const smtp = await startSmtpServer(deps);
-
-  // LISTEN needs a connection of its own: PGlite has one, and one process.
-  await deliveries.start(db.kind === "postgres");
-  if (db.kind === "postgres") await db.sql.listen(AUTH_CHANNEL, (keyId) => authCache.invalidateKey(keyId));
-  Deno.cron("inbox-sweeps", "* * * * *", async () => {
-    await runSweeps(deps);
-    try {
-      const expired = await sweepExpiredInboxes(deps);
-      if (expired > 0) log.info("Expired {expired} inboxes", { expired });
-    } catch (err) {
-      log.warn("Inbox expiry sweep failed: {error}", { error: String(err) });
-    }
-    await deliveries.sweep();
-  });
+  const smtp = await startSmtpServer(instance);
+  await instance.start();
+  Deno.cron("inbox-sweeps", "* * * * *", () => runSweeps(instance.sweeps, instance.clock.now()));
 
   let stopping = false;
   const shutdown = async () => {
@@ -89,7 +62,7 @@ async function main(): Promise<void> {
     stopping = true;
     log.info("Shutting down");
     await Promise.all([server.shutdown(), smtp.close()]);
-    await deliveries.stop();
+    await instance.stop();
     await db.close();
     Deno.exit(0);
   };

@@ -1,6 +1,7 @@
 /** Configuration: defaults that work, and bad values named at start-up. */
 import assert from "node:assert/strict";
-import { ConfigError, loadConfig } from "../src/config.ts";
+import { ConfigError, configKey, EnvSchema, loadConfig } from "../src/config.ts";
+import { configRows, configTable } from "../scripts/config_table.ts";
 
 Deno.test("defaults need no environment at all", () => {
   const c = loadConfig({});
@@ -49,4 +50,130 @@ Deno.test("a bad value stops start-up with a message naming the variable", () =>
       return true;
     });
   }
+});
+
+Deno.test("every other default, and the normalisation the schema does", () => {
+  const d = loadConfig({});
+  assert.equal(d.host, "0.0.0.0");
+  assert.equal(d.databasePoolSize, 10);
+  assert.equal(d.smtpMaxBytes, 10 * 1024 * 1024);
+  assert.equal(d.webhookCaCerts, undefined);
+  assert.equal(d.encryptionKey, undefined);
+  assert.equal(d.deliveryTimeoutMs, 10_000);
+  assert.equal(d.deliveryConcurrency, 64);
+  assert.equal(d.sessionTtlDays, 30);
+  assert.equal(d.maxBodyBytes, 64 * 1024);
+  assert.equal(d.logLevel, "info");
+
+  const key = "A".repeat(43) + "=";
+  const c = loadConfig({ MAIL_DOMAIN: "Mail.Example.COM", ENCRYPTION_KEY: `  ${key}\n`, COOKIE_SECURE: "0" });
+  assert.equal(c.mailDomain, "mail.example.com");
+  assert.equal(c.encryptionKey, key);
+  assert.equal(c.cookieSecure, false);
+  assert.equal(loadConfig({ COOKIE_SECURE: "1" }).cookieSecure, true);
+});
+
+Deno.test("the configuration keeps the camelCase names the code uses, one per variable", () => {
+  assert.deepEqual(Object.keys(loadConfig({})).sort(), [
+    "adminToken",
+    "cookieSecure",
+    "dataDir",
+    "databasePoolSize",
+    "databaseUrl",
+    "deliveryConcurrency",
+    "deliveryConcurrencyPerAccount",
+    "deliveryRetentionDays",
+    "deliveryTimeoutMs",
+    "encryptionKey",
+    "host",
+    "httpHeadersTimeoutMs",
+    "logLevel",
+    "loginAddressMaxFailures",
+    "loginEmailMaxFailures",
+    "loginFailureWindowSeconds",
+    "loginLockoutMaxSeconds",
+    "loginLockoutSeconds",
+    "mailDomain",
+    "maxBodyBytes",
+    "metricsToken",
+    "port",
+    "registrationsPerAddressPerHour",
+    "serviceName",
+    "sessionTtlDays",
+    "smtpMaxBytes",
+    "smtpMaxConnections",
+    "smtpMaxConnectionsPerAddress",
+    "smtpPort",
+    "trustedProxies",
+    "webhookCaCerts",
+    "webhookTrustedHosts",
+  ]);
+  assert.deepEqual(Object.keys(loadConfig({})), Object.keys(EnvSchema.shape).map(configKey));
+  assert.equal(configKey("WEBHOOK_CA_CERTS"), "webhookCaCerts");
+  assert.equal(configKey("PORT"), "port");
+});
+
+Deno.test("LOG_LEVEL takes LogTape's names in any letter case, and warn for warning", () => {
+  const cases: Array<[string, string]> = [
+    ["warn", "warning"],
+    ["WARN", "warning"],
+    ["Warn", "warning"],
+    ["WARNING", "warning"],
+    ["Info", "info"],
+    ["TRACE", "trace"],
+    ["debug", "debug"],
+    ["Error", "error"],
+    ["FATAL", "fatal"],
+  ];
+  for (const [value, level] of cases) assert.equal(loadConfig({ LOG_LEVEL: value }).logLevel, level, value);
+  for (const value of ["loud", "warnings", "err", " info"]) {
+    assert.throws(() => loadConfig({ LOG_LEVEL: value }), /^ConfigError: Invalid configuration: LOG_LEVEL: /, value);
+  }
+});
+
+Deno.test("the error names every bad variable: 'Invalid configuration: VAR: message; VAR2: message'", () => {
+  assert.throws(
+    () => loadConfig({ PORT: "70000", ADMIN_TOKEN: "short", SERVICE_NAME: "InboxService" }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.equal(err.name, "ConfigError");
+      assert.match(err.message, /^Invalid configuration: PORT: [^;]+; ADMIN_TOKEN: must be at least 16 characters$/);
+      return true;
+    },
+  );
+  assert.throws(
+    () => loadConfig({ ENCRYPTION_KEY: "not-a-key" }),
+    new ConfigError(
+      "Invalid configuration: ENCRYPTION_KEY: must be 32 random bytes in base64 (openssl rand -base64 32)",
+    ),
+  );
+});
+
+Deno.test("README's configuration table is exactly what `deno task config:table` prints", async () => {
+  const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+  const start = "<!-- config:start -->";
+  const end = "<!-- config:end -->";
+  const from = readme.indexOf(start);
+  const to = readme.indexOf(end);
+  assert.ok(from >= 0 && to > from, `README.md needs the ${start} and ${end} markers, in that order`);
+  assert.equal(readme.indexOf(start, from + 1), -1, `README.md has ${start} twice`);
+  const section = readme.slice(from + start.length, to);
+  assert.equal(
+    section,
+    `\n\n${configTable()}\n\n`,
+    "README.md's configuration table is stale: run `deno task config:table` and paste its output between the markers",
+  );
+});
+
+Deno.test("every variable is documented, with its default from the schema", () => {
+  const rows = configRows();
+  assert.deepEqual(rows.map((r) => r.name), Object.keys(EnvSchema.shape));
+  for (const row of rows) assert.ok(row.meaning.length > 0, row.name);
+  const defaults = Object.fromEntries(rows.map((r) => [r.name, r.default]));
+  assert.equal(defaults.PORT, "`8000`");
+  assert.equal(defaults.DATABASE_URL, "unset");
+  assert.equal(defaults.WEBHOOK_TRUSTED_HOSTS, "empty");
+  assert.equal(defaults.COOKIE_SECURE, "`true`");
+  assert.equal(defaults.SMTP_MAX_BYTES, "`10485760` (10 MiB)");
+  assert.equal(defaults.MAX_BODY_BYTES, "`65536` (64 KiB)");
 });

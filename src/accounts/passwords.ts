@@ -10,7 +10,7 @@ const R = 8;
 const P = 1;
 const KEY_LENGTH = 32;
 
-function derive(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
+function derive(password: string, salt: Uint8Array, n: number, r: number, p: number): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     scrypt(password, salt, KEY_LENGTH, { N: n, r, p, maxmem: 256 * n * r }, (err, key) => {
       if (err) reject(err);
@@ -23,7 +23,7 @@ function derive(password: string, salt: Buffer, n: number, r: number, p: number)
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
   const key = await derive(password, salt, N, R, P);
-  return `scrypt$${N}$${R}$${P}$${salt.toString("base64")}$${key.toString("base64")}`;
+  return `scrypt$${N}$${R}$${P}$${salt.toBase64()}$${key.toBase64()}`;
 }
 
 /** Checks a password against a stored hash in constant time. */
@@ -31,8 +31,13 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const parts = stored.split("$");
   if (parts.length !== 6 || parts[0] !== "scrypt") return false;
   const [n, r, p] = [Number(parts[1]), Number(parts[2]), Number(parts[3])];
-  const salt = Buffer.from(parts[4]!, "base64");
-  const expected = Buffer.from(parts[5]!, "base64");
+  let salt: Uint8Array, expected: Uint8Array;
+  try {
+    salt = Uint8Array.fromBase64(parts[4]!);
+    expected = Uint8Array.fromBase64(parts[5]!);
+  } catch {
+    return false; // Not base64: no hash this service wrote.
+  }
   const key = await derive(password, salt, n, r, p);
   return key.length === expected.length && timingSafeEqual(key, expected);
 }

@@ -46,3 +46,10 @@ export async function lockAccount(tx: Db, id: string): Promise<void> {
   // across every instance.
   await tx`SELECT 1 FROM accounts WHERE id = ${id} FOR UPDATE`;
 }
+
+/** Locks the account row for the rest of the transaction and returns its plan (undefined: no such account). */
+export async function lockAccountPlan(tx: Db, id: string): Promise<Plan | undefined> {
+  // Read under the lock: a plan change made a moment ago is what counts.
+  const rows = await tx<{ plan: Plan }[]>`SELECT plan FROM accounts WHERE id = ${id} FOR UPDATE`;
+  return rows[0]?.plan;
+}

@@ -3,11 +3,13 @@
  * ADMIN_TOKEN is configured; otherwise every /admin path is 404, so a scan
  * learns nothing.
  */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
-import type { AppDeps } from "../deps.ts";
+import type { Sql } from "../db/client.ts";
+import type { Config } from "../config.ts";
+import type { Clock } from "../shared/clock.ts";
 import type { AppEnv } from "../http/env.ts";
-import { validationHook } from "../http/validation.ts";
+import { createRouter } from "../http/router.ts";
 import { bodyGuards } from "../http/guards.ts";
 import { errorResponses, IdParamSchema, jsonBody, jsonResponse } from "../http/schemas.ts";
 import { ApiError, unauthorized } from "../errors.ts";
@@ -39,15 +41,17 @@ function adminGuard(token: string | undefined) {
   return createMiddleware<AppEnv>(async (c, next) => {
     if (!token) throw new ApiError(404, "NOT_FOUND", "Not found");
     const presented = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(c.req.header("authorization") ?? "")?.[1];
-    if (!presented || !(await timingSafeEqualText(presented, token))) throw unauthorized();
+    if (!presented || !timingSafeEqualText(presented, token)) throw unauthorized();
     await next();
   });
 }
 
 /** The /admin routes. */
-export function adminRoutes(deps: AppDeps): OpenAPIHono<AppEnv> {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
-  app.use("/admin/*", adminGuard(deps.config.adminToken), ...bodyGuards(deps));
+export function adminRoutes(
+  deps: { sql: Sql; clock: Clock; config: Pick<Config, "adminToken" | "maxBodyBytes"> },
+): OpenAPIHono<AppEnv> {
+  const app = createRouter();
+  app.use("/admin/*", adminGuard(deps.config.adminToken), ...bodyGuards(deps.config.maxBodyBytes));
   return app.openapi(createAccountRoute, async (c) => {
     const account = await createAccount(deps.sql, deps.clock, c.req.valid("json"));
     return c.json(toAccountJson(account), 201);

@@ -39,6 +39,11 @@ export class AuthCache {
     this.#entries.set(keyHash, { owner, expires: this.now() + this.ttlMs });
   }
 
+  /** Forgets every key (revocations may have been missed while not listening). */
+  clear(): void {
+    this.#entries.clear();
+  }
+
   /** Forgets a key by id (it was revoked). */
   invalidateKey(keyId: string): void {
     for (const [hash, entry] of this.#entries) if (entry.owner.keyId === keyId) this.#entries.delete(hash);

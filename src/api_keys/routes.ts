@@ -1,15 +1,19 @@
-/** HTTP layer of API keys (spec 4.1): create, list, revoke. */
-import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppDeps } from "../deps.ts";
+/** HTTP layer of API keys: create (the key is shown once), list (prefixes only), revoke. */
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Sql } from "../db/client.ts";
+import type { Config } from "../config.ts";
+import type { Clock } from "../shared/clock.ts";
 import type { AppEnv } from "../http/env.ts";
-import { validationHook } from "../http/validation.ts";
+import { createRouter } from "../http/router.ts";
+import { requirePlan } from "../http/require_plan.ts";
 import { bodyGuards } from "../http/guards.ts";
 import { API_SECURITY, errorResponses, IdParamSchema, jsonBody, SuccessSchema } from "../http/schemas.ts";
-import { requirePlan } from "../auth/middleware.ts";
 import { rateLimit } from "../rate_limit/middleware.ts";
 import { ApiKeyCreatedSchema, ApiKeyCreateRequestSchema, ApiKeySchema, toApiKeyJson } from "./schemas.ts";
 import { createApiKey, revokeApiKey } from "./service.ts";
 import { listApiKeys } from "./repo.ts";
+import type { AuthCache } from "./auth_cache.ts";
+import { noStore, NoStoreHeaderSchema } from "../http/security_headers.ts";
 
 const PLAN_MESSAGE = "API keys not available on your plan";
 
@@ -35,11 +39,13 @@ const errors = (...statuses: (400 | 401 | 403 | 404 | 413 | 415)[]) => ({
 const createKey = createRoute({
   method: "post",
   path: "/api/api-keys",
+  // The one response that shows a key: no cache may keep it.
+  middleware: noStore(),
   request: { body: jsonBody(ApiKeyCreateRequestSchema) },
   responses: {
     201: {
       description: "The new key; `key` is shown only here",
-      headers: RateLimitHeaders,
+      headers: RateLimitHeaders.extend({ "Cache-Control": NoStoreHeaderSchema }),
       content: { "application/json": { schema: ApiKeyCreatedSchema } },
     },
     ...errors(400, 401, 403, 413, 415),
@@ -77,8 +83,10 @@ const deleteKey = createRoute({
 });
 
 /** The API key routes; authentication is applied by the app to all of `/api`. */
-export function apiKeyRoutes(deps: AppDeps): OpenAPIHono<AppEnv> {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
+export function apiKeyRoutes(
+  deps: { sql: Sql; clock: Clock; authCache: AuthCache; config: Pick<Config, "maxBodyBytes"> },
+): OpenAPIHono<AppEnv> {
+  const app = createRouter();
   const plan = requirePlan(["pro", "business"], PLAN_MESSAGE);
   // Order of checks (design): 401 (app) -> 403 plan -> 429 rate -> 415/413 body -> 400 validation.
   app.on(
@@ -86,7 +94,7 @@ export function apiKeyRoutes(deps: AppDeps): OpenAPIHono<AppEnv> {
     "/api/api-keys",
     plan,
     rateLimit(deps, "api-keys-create", API_KEY_RATE_LIMITS.create),
-    ...bodyGuards(deps),
+    ...bodyGuards(deps.config.maxBodyBytes),
   );
   app.on("GET", "/api/api-keys", plan, rateLimit(deps, "api-keys-list", API_KEY_RATE_LIMITS.list));
   app.on("DELETE", "/api/api-keys/:id", plan, rateLimit(deps, "api-keys-delete", API_KEY_RATE_LIMITS.delete));

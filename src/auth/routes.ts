@@ -1,8 +1,10 @@
 /** HTTP layer of accounts and sessions: register, login, logout, me. */
-import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppDeps } from "../deps.ts";
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Sql } from "../db/client.ts";
+import type { Config } from "../config.ts";
+import type { Clock } from "../shared/clock.ts";
 import type { AppEnv } from "../http/env.ts";
-import { validationHook } from "../http/validation.ts";
+import { createRouter } from "../http/router.ts";
 import { bodyGuards } from "../http/guards.ts";
 import { API_SECURITY, errorResponses, jsonBody, jsonResponse, SuccessSchema } from "../http/schemas.ts";
 import { AccountSchema, CredentialsSchema, toAccountJson } from "../accounts/schemas.ts";
@@ -11,19 +13,24 @@ import { findAccountById } from "../accounts/repo.ts";
 import { unauthorized } from "../errors.ts";
 import { clearSessionCookie, readSessionCookie, setSessionCookie } from "./cookie.ts";
 import { checkCredentials, endSession, startSession } from "./service.ts";
+import { loginThrottle, registrationLimit, type ThrottleConfig } from "./throttle.ts";
+import { clientAddressReader } from "../http/client_address.ts";
+import { noStore, NoStoreHeaderSchema } from "../http/security_headers.ts";
 
-const SetCookieHeader = z.object({ "Set-Cookie": z.string() });
+/** A response that starts a session: the cookie, which no cache may keep. */
+const SessionHeaders = z.object({ "Set-Cookie": z.string(), "Cache-Control": NoStoreHeaderSchema });
 
 const register = createRoute({
   method: "post",
   path: "/api/auth/register",
+  middleware: noStore(),
   request: { body: jsonBody(CredentialsSchema) },
   responses: {
     201: {
       ...jsonResponse("The new account (free plan); the session cookie is set", AccountSchema),
-      headers: SetCookieHeader,
+      headers: SessionHeaders,
     },
-    ...errorResponses(400, 413, 415),
+    ...errorResponses(400, 413, 415, 429),
   },
   security: [],
 });
@@ -31,10 +38,11 @@ const register = createRoute({
 const login = createRoute({
   method: "post",
   path: "/api/auth/login",
+  middleware: noStore(),
   request: { body: jsonBody(CredentialsSchema) },
   responses: {
-    200: { ...jsonResponse("The account; the session cookie is set", AccountSchema), headers: SetCookieHeader },
-    ...errorResponses(400, 401, 413, 415),
+    200: { ...jsonResponse("The account; the session cookie is set", AccountSchema), headers: SessionHeaders },
+    ...errorResponses(400, 401, 413, 415, 429),
   },
   security: [],
 });
@@ -54,10 +62,21 @@ const me = createRoute({
 });
 
 /** Account and session routes. `/api/me` relies on the app's authentication of `/api`. */
-export function authRoutes(deps: AppDeps): OpenAPIHono<AppEnv> {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
+export function authRoutes(
+  deps: {
+    sql: Sql;
+    clock: Clock;
+    config: Pick<Config, "cookieSecure" | "sessionTtlDays" | "maxBodyBytes"> & ThrottleConfig;
+  },
+): OpenAPIHono<AppEnv> {
+  const app = createRouter();
   const { cookieSecure, sessionTtlDays } = deps.config;
-  app.on("POST", ["/api/auth/register", "/api/auth/login"], ...bodyGuards(deps));
+  const throttle = loginThrottle(deps);
+  const addressOf = clientAddressReader(deps.config.trustedProxies);
+  // Registrations per address count before the body is read (429 -> 415/413 -> 400, as elsewhere);
+  // a login's throttle needs the email, so it runs in the handler, before the password is checked.
+  app.on("POST", "/api/auth/register", registrationLimit(deps), ...bodyGuards(deps.config.maxBodyBytes));
+  app.on("POST", "/api/auth/login", ...bodyGuards(deps.config.maxBodyBytes));
 
   return app.openapi(register, async (c) => {
     const { email, password } = c.req.valid("json");
@@ -71,7 +90,10 @@ export function authRoutes(deps: AppDeps): OpenAPIHono<AppEnv> {
     return c.json(toAccountJson(account), 201);
   }).openapi(login, async (c) => {
     const { email, password } = c.req.valid("json");
+    // During a lockout even the right password is refused, unchecked: otherwise guessing goes on.
+    const attempt = await throttle.admit(email, addressOf(c));
     const account = await checkCredentials(deps.sql, email, password);
+    await throttle.succeeded(attempt);
     setSessionCookie(
       c,
       await startSession(deps.sql, deps.clock, account.id, sessionTtlDays),

@@ -10,7 +10,8 @@ import { newId } from "../shared/ids.ts";
 import { buildDeliveryHeaders } from "./signer.ts";
 import type { SigningKeyCache } from "./signing_keys.ts";
 import type { SuccessWriter } from "./success_writer.ts";
-import type { OutgoingRequest, SendOutcome, WebhookHttpClient } from "./http_client.ts";
+import type { OutgoingRequest, WebhookHttpClient } from "./http_client.ts";
+import { judge, type Verdict } from "./verdict.ts";
 import { retryDelayMs } from "./retry_schedule.ts";
 import * as repo from "./repo.ts";
 
@@ -33,34 +34,6 @@ export interface DispatcherDeps {
   /** This instance's claim owner id. */
   worker: string;
   random?: () => number;
-}
-
-/** A receiver's answer judged: any 2xx is a success, anything else a failure with a reason. */
-export type Verdict =
-  | { ok: true; responseStatus: number; durationMs: number }
-  | {
-    ok: false;
-    responseStatus: number | null;
-    reason: string;
-    durationMs: number;
-    retryAfterSeconds: number | undefined;
-  };
-
-/** Judges the outcome of a send. Redirects are failures: they are never followed. */
-export function judge(outcome: SendOutcome): Verdict {
-  if (outcome.kind === "error") {
-    return {
-      ok: false,
-      responseStatus: null,
-      reason: outcome.reason,
-      durationMs: outcome.durationMs,
-      retryAfterSeconds: undefined,
-    };
-  }
-  const { status, durationMs } = outcome;
-  if (status >= 200 && status < 300) return { ok: true, responseStatus: status, durationMs };
-  const reason = status >= 300 && status < 400 ? `HTTP ${status}: redirect not followed` : `HTTP ${status}`;
-  return { ok: false, responseStatus: status, reason, durationMs, retryAfterSeconds: outcome.retryAfterSeconds };
 }
 
 /** Builds the request of an attempt: the stored body, signed when a secret is set. */
@@ -130,7 +103,12 @@ export async function recordWithRetry(
   }
 }
 
-/** Records an attempt's verdict and does the failure accounting of spec 3.1 and 6.3. */
+/**
+ * Records an attempt's verdict and does the failure accounting: a success
+ * resets the webhook's failureCount; a failure increments it and sets
+ * lastFailureAt/lastFailureReason, queues the next retry of the schedule, and
+ * the 5th in a row disables the webhook and cancels its pending attempts.
+ */
 export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verdict: Verdict): Promise<Recorded> {
   const now = deps.clock.now();
   const result = {
@@ -170,5 +148,28 @@ export async function deliver(
       retryAfterSeconds: undefined,
     };
   }
-  return { verdict, recorded: await recordWithRetry(deps, d, verdict) };
+  const recorded = await recordWithRetry(deps, d, verdict);
+  // The queue runs each attempt with its delivery and webhook ids as log context.
+  if (verdict.ok) {
+    log.debug("Delivered event {eventId} (attempt {attempt}): HTTP {status} in {ms} ms", {
+      eventId: d.eventId,
+      attempt: d.attempt,
+      status: verdict.responseStatus,
+      ms: verdict.durationMs,
+    });
+  } else {
+    log.warn("Delivery of event {eventId} failed (attempt {attempt}): {reason}; {recorded}", {
+      eventId: d.eventId,
+      attempt: d.attempt,
+      reason: verdict.reason,
+      recorded,
+    });
+    if (recorded === "disabled") {
+      log.error("Webhook {webhookId} disabled after {failures} consecutive failures", {
+        webhookId: d.webhookId,
+        failures: DISABLE_AFTER_FAILURES,
+      });
+    }
+  }
+  return { verdict, recorded };
 }

@@ -25,8 +25,8 @@ export type SendOutcome =
     status: number;
     /** The first `maxBodyChars` characters of the body. */
     body: string;
-    /** A `Retry-After` in seconds, when the receiver sent one. */
-    retryAfterSeconds: number | undefined;
+    /** The `Retry-After` header, when the receiver sent one (read by the verdict). */
+    retryAfter: string | undefined;
     durationMs: number;
   }
   | { kind: "error"; reason: string; durationMs: number };
@@ -35,14 +35,6 @@ export type SendOutcome =
 export interface WebhookHttpClient {
   send(req: OutgoingRequest, maxBodyChars?: number): Promise<SendOutcome>;
   close(): void;
-}
-
-/** Reads the `Retry-After` header: delay-seconds or an HTTP date. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim());
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 }
 
 function describeError(err: unknown): string {
@@ -147,7 +139,7 @@ export function createWebhookHttpClient(urlCheck: UrlCheckOptions, extraCaPem?: 
               kind: "response",
               status: res.statusCode ?? 0,
               body: text.slice(0, maxBodyChars),
-              retryAfterSeconds: parseRetryAfter(res.headers["retry-after"] as string | undefined),
+              retryAfter: res.headers["retry-after"] as string | undefined,
               durationMs: elapsed(),
             });
           res.on("end", done);

@@ -5,9 +5,10 @@
  * lease runs out, and never holds more than the global cap in flight, nor
  * more than `perTrigger` attempts of one event across all instances.
  */
-import { getLogger } from "@logtape/logtape";
+import { getLogger, withContext } from "@logtape/logtape";
 import type { Sql } from "../db/client.ts";
 import type { Clock } from "../shared/clock.ts";
+import { withTimeout } from "../shared/with_timeout.ts";
 import * as repo from "./repo.ts";
 
 const log = getLogger(["inbox", "deliveries"]);
@@ -20,10 +21,8 @@ export interface QueueOptions {
   worker: string;
   /** Attempts in flight in this process, over all events. */
   globalConcurrency: number;
-  /** Attempts of one event in flight over all instances (spec 6.3: 3). */
-  perTrigger: number;
-  /** Attempts of one webhook in flight over all instances. */
-  perWebhook: number;
+  /** Attempts in flight over all instances: per event (spec 6.3: 3), per webhook, per account. */
+  caps: repo.Caps;
   /** How long a claim is held before another instance may take it over. */
   leaseMs: number;
   /** Runs one attempt to the end (send and record). */
@@ -52,11 +51,6 @@ export class DeliveryQueue {
 
   constructor(options: QueueOptions) {
     this.#o = { idlePollMs: 60_000, ...options };
-  }
-
-  /** Attempts this process has in flight. */
-  get inFlight(): number {
-    return this.#inFlight.size;
   }
 
   /** Starts claiming on wake-ups and timers (until then only runOnce/drain claim). */
@@ -100,13 +94,7 @@ export class DeliveryQueue {
   async stop(graceMs: number): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    const pending = [...this.#inFlight.values()];
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      Promise.allSettled(pending),
-      new Promise((resolve) => timer = setTimeout(resolve, graceMs)),
-    ]);
-    clearTimeout(timer);
+    await withTimeout(Promise.allSettled(this.#inFlight.values()), graceMs, () => []);
     // Whatever did not finish goes back to the queue for another instance (or
     // this one after a restart) instead of waiting for its lease to run out.
     await repo.releaseClaims(this.#o.sql, this.#o.worker, [...this.#inFlight.keys()]);
@@ -180,14 +168,14 @@ export class DeliveryQueue {
     // Two statements in one transaction: lock the due rows and their events,
     // then count the caps and mark in flight (see repo.ts for why two).
     const { claimed, heldBack, cancelled } = await this.#o.sql.begin(async (tx) => {
-      const due = await repo.lockDue(tx, now, limit, this.#o.perWebhook);
+      const due = await repo.lockDue(tx, now, limit, this.#o.caps);
       const inactive = due.filter((d) => !d.active).map((d) => d.id);
       if (inactive.length > 0) await repo.cancelAttempts(tx, inactive, now);
       const active = due.filter((d) => d.active).map((d) => d.id);
       const claimed = await repo.markInFlightWithinCaps(
         tx,
         active,
-        { perTrigger: this.#o.perTrigger, perWebhook: this.#o.perWebhook },
+        this.#o.caps,
         now,
         this.#o.worker,
         new Date(now.getTime() + this.#o.leaseMs),
@@ -199,7 +187,8 @@ export class DeliveryQueue {
   }
 
   #start(d: repo.ClaimedDelivery): void {
-    const run = (async () => {
+    // Every line logged for this attempt names it and its webhook.
+    const run = withContext({ deliveryId: d.id, webhookId: d.webhookId }, async () => {
       try {
         await this.#o.deliver(d);
       } catch (err) {
@@ -209,7 +198,7 @@ export class DeliveryQueue {
         this.#inFlight.delete(d.id);
         this.wake();
       }
-    })();
+    });
     this.#inFlight.set(d.id, run);
   }
 }

@@ -28,27 +28,52 @@ export interface DueAttempt {
   active: boolean;
 }
 
+/** How many attempts may be in flight at once, over all instances. */
+export interface Caps {
+  /** Of one event (spec 6.3: 3). */
+  perTrigger: number;
+  /** To one webhook: a hanging receiver cannot take every slot. */
+  perWebhook: number;
+  /** Of one account: one tenant's hanging receivers cannot take every slot from the others. */
+  perAccount: number;
+}
+
 /**
  * First statement of a claim. Due pending attempts, oldest first, locked for
  * this transaction (SKIP LOCKED: another instance's claim takes other rows),
- * leaving out webhooks that already have `perWebhook` attempts in flight
- * (otherwise the oldest rows, all of one hanging receiver, would be chosen
- * again and again); and their events locked too, so that no other instance
- * counts or adds in-flight attempts of these events until this claim commits.
- * The caps are counted by the next statement, which sees what the holders of
- * those locks committed (a statement's snapshot is taken when it starts).
+ * leaving out those that cannot be sent now: attempts of events, webhooks and
+ * accounts already at their cap. Without that, the oldest rows, held back by
+ * a cap (say, one tenant's events whose receivers hang), would be chosen
+ * again and again while a due attempt of another tenant behind them waited
+ * for those receivers to time out. Their events are locked too, so that no
+ * other instance counts or adds in-flight attempts of these events until this
+ * claim commits. The caps are counted exactly by the next statement, which
+ * sees what the holders of those locks committed (a statement's snapshot is
+ * taken when it starts).
  */
-export async function lockDue(tx: Tx, now: Date, limit: number, perWebhook: number): Promise<DueAttempt[]> {
-  // Events are locked in id order, so instances locking overlapping sets do
-  // not deadlock; NO KEY UPDATE does not block the FK checks of inserts. The
+export async function lockDue(tx: Tx, now: Date, limit: number, caps: Caps): Promise<DueAttempt[]> {
+  // The in-flight rows are few (bounded by every instance's concurrency), so
+  // counting them per event, webhook and account costs little; the due scan
+  // walks deliveries_due_order_idx and stops at `limit` rows. Events are
+  // locked in id order, so instances locking overlapping sets do not
+  // deadlock; NO KEY UPDATE does not block the FK checks of inserts. The
   // count makes sure every one of them is locked before the statement ends.
   return await tx<DueAttempt[]>`
-    WITH due AS MATERIALIZED (
+    WITH flying AS MATERIALIZED (
+      SELECT f.event_id, f.webhook_id, w.account_id FROM deliveries f JOIN webhooks w ON w.id = f.webhook_id
+      WHERE f.status = 'in_flight' AND f.lease_until > ${now}
+    ), full_events AS (
+      SELECT event_id FROM flying GROUP BY event_id HAVING count(*) >= ${caps.perTrigger}
+    ), full_webhooks AS (
+      SELECT webhook_id FROM flying GROUP BY webhook_id HAVING count(*) >= ${caps.perWebhook}
+      UNION
+      SELECT w.id FROM webhooks w
+      WHERE w.account_id IN (SELECT account_id FROM flying GROUP BY account_id HAVING count(*) >= ${caps.perAccount})
+    ), due AS MATERIALIZED (
       SELECT id, event_id, webhook_id, run_at FROM deliveries
       WHERE status = 'pending' AND run_at <= ${now}
-        AND webhook_id NOT IN (
-          SELECT webhook_id FROM deliveries WHERE status = 'in_flight' AND lease_until > ${now}
-          GROUP BY webhook_id HAVING count(*) >= ${perWebhook})
+        AND event_id NOT IN (SELECT event_id FROM full_events)
+        AND webhook_id NOT IN (SELECT webhook_id FROM full_webhooks)
       ORDER BY run_at, id
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
@@ -68,16 +93,17 @@ export async function cancelAttempts(tx: Tx, ids: string[], now: Date): Promise<
 /**
  * Second statement of a claim: of the attempts `ids` (locked by `lockDue`,
  * oldest first), marks in flight under this worker's lease those that fit
- * both caps, counting what is in flight now over all instances, and returns
- * what sending them needs. Ranks are counted per webhook first, then per
- * event among the rows that fit their webhook; a row the event cap holds back
- * may still have taken a webhook rank, so the caps are never exceeded, at
- * worst a little under-filled until the next claim.
+ * every cap, counting what is in flight now over all instances, and returns
+ * what sending them needs. Ranks are counted per account first, then per
+ * webhook among the rows that fit their account, then per event among the
+ * rows that fit both; a row a later cap holds back may still have taken an
+ * earlier rank, so the caps are never exceeded, at worst a little
+ * under-filled until the next claim.
  */
 export async function markInFlightWithinCaps(
   tx: Tx,
   ids: string[],
-  caps: { perTrigger: number; perWebhook: number },
+  caps: Caps,
   now: Date,
   worker: string,
   leaseUntil: Date,
@@ -86,15 +112,22 @@ export async function markInFlightWithinCaps(
   return await tx<ClaimedDelivery[]>`
     WITH due AS (
       -- By primary key (a join with unnest() was planned as a scan of the table).
-      SELECT d.id, d.event_id, d.webhook_id, array_position(${ids}::text[], d.id) AS ord
-      FROM deliveries d WHERE d.id = ANY(${ids}::text[]) AND d.status = 'pending'
-    ), fit_webhook AS (
-      SELECT due.*, row_number() OVER (PARTITION BY due.webhook_id ORDER BY due.ord) + (
-        SELECT count(*) FROM deliveries f
-        WHERE f.webhook_id = due.webhook_id AND f.status = 'in_flight' AND f.lease_until > ${now}
+      SELECT d.id, d.event_id, d.webhook_id, w.account_id, array_position(${ids}::text[], d.id) AS ord
+      FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+      WHERE d.id = ANY(${ids}::text[]) AND d.status = 'pending'
+    ), fit_account AS (
+      SELECT due.*, row_number() OVER (PARTITION BY due.account_id ORDER BY due.ord) + (
+        SELECT count(*) FROM deliveries f JOIN webhooks fw ON fw.id = f.webhook_id
+        WHERE fw.account_id = due.account_id AND f.status = 'in_flight' AND f.lease_until > ${now}
       ) AS slot
       FROM due
-    ), fit_both AS (
+    ), fit_webhook AS (
+      SELECT fa.id, fa.event_id, fa.webhook_id, fa.ord, row_number() OVER (PARTITION BY fa.webhook_id ORDER BY fa.ord) + (
+        SELECT count(*) FROM deliveries f
+        WHERE f.webhook_id = fa.webhook_id AND f.status = 'in_flight' AND f.lease_until > ${now}
+      ) AS slot
+      FROM fit_account fa WHERE fa.slot <= ${caps.perAccount}
+    ), fit_all AS (
       SELECT fw.id, row_number() OVER (PARTITION BY fw.event_id ORDER BY fw.ord) + (
         SELECT count(*) FROM deliveries f
         WHERE f.event_id = fw.event_id AND f.status = 'in_flight' AND f.lease_until > ${now}
@@ -102,7 +135,7 @@ export async function markInFlightWithinCaps(
       FROM fit_webhook fw WHERE fw.slot <= ${caps.perWebhook}
     )
     UPDATE deliveries d SET status = 'in_flight', claimed_by = ${worker}, lease_until = ${leaseUntil}
-    FROM fit_both c, events e, webhooks w
+    FROM fit_all c, events e, webhooks w
     WHERE c.slot <= ${caps.perTrigger} AND d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
     RETURNING d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type AS event_type, e.payload,
       w.url, w.secret_ciphertext, d.lease_until`;
@@ -239,14 +272,38 @@ export async function cancelPendingForWebhook(tx: Db, webhookId: string, at: Dat
   return rows.length;
 }
 
-/** Queues an attempt of an event to a webhook, due at `runAt`. */
-export async function insertAttempt(
-  db: Db,
-  a: { id: string; eventId: string; webhookId: string; attempt: number; runAt: Date; createdAt: Date },
+/** Ids of the account's active webhooks subscribed to `type`: who gets an event. */
+export async function subscribedWebhookIds(tx: Tx, accountId: string, type: string): Promise<string[]> {
+  const rows = await tx<{ id: string }[]>`
+    SELECT id FROM webhooks WHERE account_id = ${accountId} AND active AND ${type} = ANY(events)`;
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Queues attempts of one event, each to its webhook, due at `runAt`. With
+ * the retry in `recordFailure`, the only statements that add deliveries.
+ */
+export async function insertPending(
+  tx: Tx,
+  eventId: string,
+  attempts: { id: string; webhookId: string; attempt: number }[],
+  runAt: Date,
+  createdAt: Date,
 ): Promise<void> {
-  await db`
+  await tx`
     INSERT INTO deliveries (id, event_id, webhook_id, attempt, status, run_at, created_at)
-    VALUES (${a.id}, ${a.eventId}, ${a.webhookId}, ${a.attempt}, 'pending', ${a.runAt}, ${a.createdAt})`;
+    SELECT a.id, ${eventId}, a.webhook_id, a.attempt, 'pending', ${runAt}, ${createdAt}
+    FROM unnest(
+      ${attempts.map((a) => a.id)}::text[],
+      ${attempts.map((a) => a.webhookId)}::text[],
+      ${attempts.map((a) => String(a.attempt))}::int[]
+    ) AS a (id, webhook_id, attempt)`;
+}
+
+/** Wakes the delivery queue of every listening instance, once the transaction commits. */
+export async function notifyQueued(tx: Tx, channel: string): Promise<void> {
+  // NOTIFY is transactional: listeners hear it only if and when this commits.
+  await tx`SELECT pg_notify(${channel}, '')`;
 }
 
 /** A row of the delivery log. */

@@ -1,8 +1,9 @@
-/** HTTP layer of the test endpoint (spec 4.2), the delivery log and redelivery. */
-import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppDeps } from "../deps.ts";
+/** HTTP layer of the test endpoint (a signed `test` event, nothing recorded), the delivery log and redelivery. */
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Sql } from "../db/client.ts";
+import type { Clock } from "../shared/clock.ts";
 import type { AppEnv } from "../http/env.ts";
-import { validationHook } from "../http/validation.ts";
+import { createRouter } from "../http/router.ts";
 import {
   API_SECURITY,
   errorResponses,
@@ -11,17 +12,24 @@ import {
   PageQuerySchema,
   PathIdSchema,
 } from "../http/schemas.ts";
-import { getWebhook, webhookDeps } from "../webhooks/service.ts";
+import { getWebhook } from "../webhooks/service.ts";
+import { requireWebhookPlan } from "../webhooks/plan.ts";
+import type { DispatcherDeps } from "./dispatcher.ts";
+import type { Outbox } from "./outbox.ts";
 import { DeliveryListSchema, DeliverySchema, toDeliveryJson, WebhookTestResultSchema } from "./schemas.ts";
 import { listDeliveries, redeliver, sendTestEvent } from "./service.ts";
+import { rateLimit } from "../rate_limit/middleware.ts";
+import { rateLimitedResponse, RateLimitHeaders } from "../rate_limit/schemas.ts";
+import { DELIVERY_RATE_LIMITS, DELIVERY_RATE_POLICIES } from "./rate_limits.ts";
 
 const testRoute = createRoute({
   method: "post",
   path: "/api/user-webhooks/{id}/test",
   request: { params: IdParamSchema },
   responses: {
-    200: jsonResponse("Outcome of the test delivery", WebhookTestResultSchema),
+    200: { ...jsonResponse("Outcome of the test delivery", WebhookTestResultSchema), headers: RateLimitHeaders },
     ...errorResponses(401, 403, 404),
+    ...rateLimitedResponse(),
   },
   security: API_SECURITY,
 });
@@ -38,26 +46,51 @@ const redeliverRoute = createRoute({
   method: "post",
   path: "/api/user-webhooks/{id}/deliveries/{deliveryId}/redeliver",
   request: { params: z.object({ id: PathIdSchema, deliveryId: PathIdSchema }) },
-  responses: { 202: jsonResponse("The new pending attempt", DeliverySchema), ...errorResponses(400, 401, 403, 404) },
+  responses: {
+    202: { ...jsonResponse("The new pending attempt", DeliverySchema), headers: RateLimitHeaders },
+    ...errorResponses(400, 401, 403, 404),
+    ...rateLimitedResponse(),
+  },
   security: API_SECURITY,
 });
 
-/** The delivery routes; authentication and the plan check come from the app and the webhook routes. */
-export function deliveryRoutes(deps: AppDeps): OpenAPIHono<AppEnv> {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
-  const w = webhookDeps(deps);
+/** What the delivery routes need. */
+export interface DeliveryRouteDeps {
+  sql: Sql;
+  clock: Clock;
+  outbox: Outbox;
+  /** Signs and sends the test event as a real delivery would be. */
+  dispatcher: DispatcherDeps;
+}
+
+/** The delivery routes, with their own plan check; `/api` authentication is applied by the app. */
+export function deliveryRoutes(deps: DeliveryRouteDeps): OpenAPIHono<AppEnv> {
+  const app = createRouter();
+  const plan = requireWebhookPlan();
+  // Order of checks: 401 (app) -> 403 plan -> 429 per-minute limit -> 404 in the handler.
+  app.on(
+    "POST",
+    "/api/user-webhooks/:id/test",
+    plan,
+    rateLimit(deps, DELIVERY_RATE_POLICIES.test, DELIVERY_RATE_LIMITS.test),
+  );
+  app.on("GET", "/api/user-webhooks/:id/deliveries", plan);
+  app.on(
+    "POST",
+    "/api/user-webhooks/:id/deliveries/:deliveryId/redeliver",
+    plan,
+    rateLimit(deps, DELIVERY_RATE_POLICIES.redeliver, DELIVERY_RATE_LIMITS.redeliver),
+  );
   return app.openapi(testRoute, async (c) => {
-    const webhook = await getWebhook(w, c.get("principal").accountId, c.req.valid("param").id);
-    return c.json(await sendTestEvent(deps.deliveries.dispatcher, webhook), 200);
+    const webhook = await getWebhook(deps, c.get("principal").accountId, c.req.valid("param").id);
+    return c.json(await sendTestEvent(deps.dispatcher, webhook), 200);
   }).openapi(listRoute, async (c) => {
-    const webhook = await getWebhook(w, c.get("principal").accountId, c.req.valid("param").id);
+    const webhook = await getWebhook(deps, c.get("principal").accountId, c.req.valid("param").id);
     const page = await listDeliveries(deps.sql, webhook.id, c.req.valid("query"));
     return c.json({ data: page.data.map(toDeliveryJson), nextCursor: page.nextCursor }, 200);
   }).openapi(redeliverRoute, async (c) => {
     const { id, deliveryId } = c.req.valid("param");
-    const webhook = await getWebhook(w, c.get("principal").accountId, id);
-    const row = await redeliver(deps.sql, deps.clock, webhook, deliveryId);
-    deps.deliveries.wake();
-    return c.json(toDeliveryJson(row), 202);
+    const webhook = await getWebhook(deps, c.get("principal").accountId, id);
+    return c.json(toDeliveryJson(await redeliver(deps, webhook, deliveryId)), 202);
   });
 }

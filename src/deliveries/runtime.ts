@@ -1,26 +1,25 @@
 /**
  * The delivery machinery of one process, wired together: HTTP client,
- * dispatcher, queue, metrics, and the LISTEN that lets other instances wake
- * this one. main.ts starts and stops it; tests build it with their own clock.
+ * dispatcher, queue and metrics. The queue wakes on the hub's delivery
+ * channel: a local commit through the outbox, another instance's NOTIFY, or
+ * a re-established LISTEN (notifications may have been lost meanwhile).
  */
 import { hostname } from "node:os";
-import { getLogger } from "@logtape/logtape";
+import type { Registry } from "prom-client";
 import type { Sql } from "../db/client.ts";
 import type { Config } from "../config.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { SecretBox } from "../secrets/secret_box.ts";
 import type { Resolver } from "../url_safety/resolver.ts";
-import type { Metrics } from "../service/metrics.ts";
-import { DELIVERY_CHANNEL } from "../events/repo.ts";
-import { createWebhookHttpClient, type WebhookHttpClient } from "./http_client.ts";
+import type { NotificationHub } from "../notifications/hub.ts";
+import { createWebhookHttpClient } from "./http_client.ts";
 import { deliver, type DispatcherDeps } from "./dispatcher.ts";
 import { DeliveryQueue } from "./queue.ts";
 import { SigningKeyCache } from "./signing_keys.ts";
 import { createDeliveryMetrics } from "./metrics.ts";
-import { purgeOld, recordSuccesses, requeueExpiredLeases } from "./repo.ts";
+import { DELIVERY_CHANNEL } from "./outbox.ts";
+import { recordSuccesses } from "./repo.ts";
 import { SuccessWriter } from "./success_writer.ts";
-
-const log = getLogger(["inbox", "deliveries"]);
 
 /** Spec 6.3: at most 3 attempts of one trigger in flight. */
 export const PER_TRIGGER_CONCURRENCY = 3;
@@ -33,29 +32,36 @@ export const PER_WEBHOOK_CONCURRENCY = 16;
 /** A process's delivery machinery. */
 export interface DeliveryRuntime {
   queue: DeliveryQueue;
+  /** What the test endpoint signs and sends with. */
   dispatcher: DispatcherDeps;
-  http: WebhookHttpClient;
-  /** Wakes the local queue (after a commit that emitted events). */
-  wake(): void;
-  /** Starts claiming; with `listen`, also wakes on other instances' NOTIFY. */
-  start(listen: boolean): Promise<void>;
-  /** The minute sweep: expired leases back to the queue, old records purged. */
-  sweep(): Promise<void>;
+  /** Starts claiming. */
+  start(): void;
   /** Stops claiming and lets attempts in flight finish (bounded by the timeout). */
   stop(): Promise<void>;
 }
 
-/** Builds the runtime; nothing runs until `start`. */
-export function createDeliveryRuntime(deps: {
+/** What the runtime is built from. */
+export interface DeliveryRuntimeDeps {
   sql: Sql;
   clock: Clock;
-  config: Config;
+  config: Pick<
+    Config,
+    | "webhookTrustedHosts"
+    | "serviceName"
+    | "deliveryTimeoutMs"
+    | "deliveryConcurrency"
+    | "deliveryConcurrencyPerAccount"
+  >;
   secretBox: SecretBox;
   resolver: Resolver;
-  metrics: Metrics;
+  registry: Registry;
+  hub: Pick<NotificationHub, "subscribe">;
   caPem?: string | undefined;
   random?: () => number;
-}): DeliveryRuntime {
+}
+
+/** Builds the runtime; nothing is claimed until `start`. */
+export function createDeliveryRuntime(deps: DeliveryRuntimeDeps): DeliveryRuntime {
   const worker = `${hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const http = createWebhookHttpClient(
     { resolver: deps.resolver, trustedHosts: deps.config.webhookTrustedHosts },
@@ -72,14 +78,17 @@ export function createDeliveryRuntime(deps: {
     worker,
     ...(deps.random ? { random: deps.random } : {}),
   };
-  const metrics = createDeliveryMetrics(deps.metrics.registry, deps.sql, deps.clock);
+  const metrics = createDeliveryMetrics(deps.registry, deps.sql, deps.clock);
   const queue = new DeliveryQueue({
     sql: deps.sql,
     clock: deps.clock,
     worker,
     globalConcurrency: deps.config.deliveryConcurrency,
-    perTrigger: PER_TRIGGER_CONCURRENCY,
-    perWebhook: PER_WEBHOOK_CONCURRENCY,
+    caps: {
+      perTrigger: PER_TRIGGER_CONCURRENCY,
+      perWebhook: PER_WEBHOOK_CONCURRENCY,
+      perAccount: deps.config.deliveryConcurrencyPerAccount,
+    },
     // Past the timeout plus a margin, an attempt's worker is presumed dead.
     leaseMs: deps.config.deliveryTimeoutMs + 5_000,
     deliver: async (d) => {
@@ -88,31 +97,17 @@ export function createDeliveryRuntime(deps: {
       metrics.latency.observe({ result: verdict.ok ? "success" : "failure" }, verdict.durationMs / 1000);
     },
   });
-  let unlisten: (() => Promise<void>) | undefined;
+  const unsubscribe = deps.hub.subscribe(DELIVERY_CHANNEL, {
+    onNotify: () => queue.wake(),
+    onResync: () => queue.wake(),
+  });
 
   return {
     queue,
     dispatcher,
-    http,
-    wake: () => queue.wake(),
-    async start(listen) {
-      if (listen) {
-        // onlisten also fires on every re-subscription after a lost
-        // connection: NOTIFYs sent meanwhile are lost, so claim once then.
-        const sub = await deps.sql.listen(DELIVERY_CHANNEL, () => queue.wake(), () => queue.wake());
-        unlisten = () => sub.unlisten();
-      }
-      queue.start();
-    },
-    async sweep() {
-      const now = deps.clock.now();
-      const requeued = await requeueExpiredLeases(deps.sql, now);
-      if (requeued > 0) log.info("Requeued {requeued} deliveries whose lease ran out", { requeued });
-      await purgeOld(deps.sql, new Date(now.getTime() - deps.config.deliveryRetentionDays * 86_400_000));
-      queue.wake();
-    },
+    start: () => queue.start(),
     async stop() {
-      await unlisten?.();
+      unsubscribe();
       await queue.stop(deps.config.deliveryTimeoutMs + 1_000);
       http.close();
     },

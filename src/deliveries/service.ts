@@ -3,11 +3,14 @@ import type { Sql } from "../db/client.ts";
 import { ApiError, notFound } from "../errors.ts";
 import type { Clock } from "../shared/clock.ts";
 import { newId } from "../shared/ids.ts";
-import { decodeCursor, DEFAULT_PAGE_SIZE, invalidCursor, toPage } from "../shared/cursor.ts";
+import { DEFAULT_PAGE_SIZE, toPage } from "../shared/cursor.ts";
+import { invalidCursor, pagePosition } from "../http/page.ts";
 import type { WebhookRow } from "../webhooks/schemas.ts";
 import type { EventEnvelope, TestData } from "../events/schemas.ts";
-import { judge, prepare } from "./dispatcher.ts";
+import { prepare } from "./dispatcher.ts";
+import { judge } from "./verdict.ts";
 import type { DispatcherDeps } from "./dispatcher.ts";
+import type { Outbox } from "./outbox.ts";
 import * as repo from "./repo.ts";
 
 /** Spec 4.2: the test endpoint's responseBody is cut at 500 characters. */
@@ -68,7 +71,7 @@ export async function listDeliveries(
   page: { limit?: number | undefined; cursor?: string | undefined },
 ): Promise<{ data: repo.DeliveryLogRow[]; nextCursor: string | null }> {
   const limit = page.limit ?? DEFAULT_PAGE_SIZE;
-  const position = page.cursor ? decodeCursor(page.cursor) : undefined;
+  const position = pagePosition(page.cursor);
   // The log's position is a bigint: anything that is not one is not a cursor this service issued.
   if (position && !(/^\d{1,19}$/.test(position.id) && BigInt(position.id) <= 9223372036854775807n)) {
     throw invalidCursor();
@@ -78,27 +81,17 @@ export async function listDeliveries(
   return toPage(rows, limit, (r) => [r.createdAt, r.seq]);
 }
 
-/** Queues the event of one of the webhook's deliveries again, as a new attempt. */
+/** Queues the event of one of the webhook's deliveries again, as a new attempt, through the outbox. */
 export async function redeliver(
-  sql: Sql,
-  clock: Clock,
+  deps: { sql: Sql; clock: Clock; outbox: Outbox },
   webhook: WebhookRow,
   deliveryId: string,
 ): Promise<repo.DeliveryLogRow> {
-  const original = await repo.findAttempt(sql, webhook.id, deliveryId);
+  const original = await repo.findAttempt(deps.sql, webhook.id, deliveryId);
   if (!original) throw notFound("DELIVERY_NOT_FOUND", "Delivery not found");
   if (!webhook.active) {
     throw new ApiError(400, "WEBHOOK_INACTIVE", "Webhook is inactive: enable it first (PATCH active: true)");
   }
-  const now = clock.now();
-  const id = newId("dlv", now.getTime());
-  await repo.insertAttempt(sql, {
-    id,
-    eventId: original.eventId,
-    webhookId: webhook.id,
-    attempt: 1,
-    runAt: now,
-    createdAt: now,
-  });
-  return (await repo.findLogRow(sql, id))!;
+  const id = await deps.outbox.requeue(original.eventId, webhook.id, deps.clock.now());
+  return (await repo.findLogRow(deps.sql, id))!;
 }

@@ -6,11 +6,11 @@
 const encoder = new TextEncoder();
 
 /**
- * A webhook's secret, as text or already imported (`importSigningKey`): the
- * dispatcher keeps imported keys, which cannot be read back, so that a busy
- * webhook is not decrypted and imported again for every attempt.
+ * A webhook's secret, imported (`importSigningKey`): the dispatcher keeps
+ * imported keys, which cannot be read back, so that a busy webhook is not
+ * decrypted and imported again for every attempt.
  */
-export type SigningSecret = string | CryptoKey;
+export type SigningSecret = CryptoKey;
 
 /** Imports a secret as a non-extractable HMAC-SHA256 key (both signatures use the same key). */
 export async function importSigningKey(secret: string): Promise<CryptoKey> {
@@ -19,26 +19,13 @@ export async function importSigningKey(secret: string): Promise<CryptoKey> {
   ]);
 }
 
-async function hmac(secret: SigningSecret, message: string): Promise<Uint8Array> {
-  const key = typeof secret === "string" ? await importSigningKey(secret) : secret;
+async function hmac(key: SigningSecret, message: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(message)));
-}
-
-function hex(bytes: Uint8Array): string {
-  let out = "";
-  for (const b of bytes) out += b.toString(16).padStart(2, "0");
-  return out;
-}
-
-function base64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary);
 }
 
 /** Spec 6.2: `sha256=` + lowercase hex HMAC-SHA256 of the raw body, keyed with the secret. */
 export async function signatureHeader(secret: SigningSecret, body: string): Promise<string> {
-  return `sha256=${hex(await hmac(secret, body))}`;
+  return `sha256=${(await hmac(secret, body)).toHex()}`;
 }
 
 /**
@@ -52,7 +39,7 @@ export async function standardSignature(
   timestamp: number,
   body: string,
 ): Promise<string> {
-  return `v1,${base64(await hmac(secret, `${eventId}.${timestamp}.${body}`))}`;
+  return `v1,${(await hmac(secret, `${eventId}.${timestamp}.${body}`)).toBase64()}`;
 }
 
 /** Everything that goes into the headers of one attempt. */

@@ -14,5 +14,9 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     principal: Principal;
+    /** Set by the not-found handler: no route answered (the metrics' `unmatched` route). */
+    unmatched: boolean;
+    /** The reference page's CSP nonce, for its inline script and style (src/http/security_headers.ts). */
+    docsNonce: string;
   };
 }

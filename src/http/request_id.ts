@@ -1,5 +1,6 @@
-/** Gives every request an id, echoed in `X-Request-ID` and used in logs. */
+/** Gives every request an id, echoed in `X-Request-ID` and carried by every log line of the request. */
 import { createMiddleware } from "hono/factory";
+import { withContext } from "@logtape/logtape";
 import type { AppEnv } from "./env.ts";
 
 const SAFE_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -11,6 +12,6 @@ export function requestId() {
     const id = given && SAFE_ID.test(given) ? given : crypto.randomUUID();
     c.set("requestId", id);
     c.header("X-Request-ID", id);
-    await next();
+    await withContext({ requestId: id }, next);
   });
 }

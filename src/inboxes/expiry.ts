@@ -5,31 +5,29 @@
  * deleted in the claiming transaction, so a row is either another sweeper's
  * (skipped) or gone (not found again).
  */
-import type { AppDeps } from "../deps.ts";
 import * as repo from "./repo.ts";
-import { emitExpired } from "./service.ts";
+import { emitExpired, type InboxDeps } from "./service.ts";
 
 /** Inboxes claimed per transaction: bounded lock time and transaction size. */
 export const EXPIRY_BATCH_SIZE = 100;
 
-/** Expires every inbox due at the clock's now; returns how many this call expired. */
+/** Expires every inbox due at `now`; returns how many this call expired. */
 export async function sweepExpiredInboxes(
-  deps: Pick<AppDeps, "sql" | "clock" | "deliveries">,
+  deps: Pick<InboxDeps, "outbox">,
+  now: Date,
   batchSize: number = EXPIRY_BATCH_SIZE,
 ): Promise<number> {
-  const now = deps.clock.now();
   let total = 0;
   while (true) {
-    const batch = await deps.sql.begin(async (tx) => {
+    const batch = await deps.outbox.transaction(async (tx, emit) => {
       const claimed = await repo.claimExpiredInboxes(tx, now, batchSize);
       if (claimed.length === 0) return { claimed: 0, expired: 0 };
       // Events follow what this transaction deleted, not what it selected: a
       // row is announced by the one transaction that removed it.
       const deleted = await repo.deleteInboxes(tx, claimed.map((i) => i.id));
-      for (const inbox of deleted) await emitExpired(tx, inbox, now);
+      for (const inbox of deleted) await emitExpired(emit, inbox, now);
       return { claimed: claimed.length, expired: deleted.length };
     });
-    if (batch.expired > 0) deps.deliveries.wake();
     total += batch.expired;
     // A short batch means nothing due is left, or what is left is being
     // expired by another sweeper right now.

@@ -60,6 +60,13 @@ export async function listLiveInboxes(
     LIMIT ${limit}`;
 }
 
+/** How many live inboxes the account holds (expired ones the sweep has not removed yet do not count). */
+export async function countLiveInboxes(db: Db, accountId: string, now: Date): Promise<number> {
+  const rows = await db<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM inboxes WHERE account_id = ${accountId} AND expires_at > ${now}`;
+  return rows[0]!.n;
+}
+
 /** Deletes one of the account's live inboxes with its messages; false when there is none. */
 export async function deleteLiveInbox(db: Db, accountId: string, id: string, now: Date): Promise<boolean> {
   // An expired inbox is left to the sweep, which owes it an inbox.expired event.

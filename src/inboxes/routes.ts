@@ -1,8 +1,8 @@
 /** HTTP layer of inboxes and their messages: every plan, free included. */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import type { AppDeps } from "../deps.ts";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Config } from "../config.ts";
 import type { AppEnv } from "../http/env.ts";
-import { validationHook } from "../http/validation.ts";
+import { createRouter } from "../http/router.ts";
 import { bodyGuards } from "../http/guards.ts";
 import {
   API_SECURITY,
@@ -24,7 +24,15 @@ import {
   toMessageJson,
   toMessageSummaryJson,
 } from "./schemas.ts";
-import { createInbox, deleteInbox, getInbox, getMessage, listInboxes, listMessages } from "./service.ts";
+import {
+  createInbox,
+  deleteInbox,
+  getInbox,
+  getMessage,
+  type InboxDeps,
+  listInboxes,
+  listMessages,
+} from "./service.ts";
 
 const createInboxRoute = createRoute({
   method: "post",
@@ -75,9 +83,9 @@ const getMessageRoute = createRoute({
 });
 
 /** The inbox routes; `/api` authentication is applied by the app. */
-export function inboxRoutes(deps: AppDeps): OpenAPIHono<AppEnv> {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
-  app.on("POST", "/api/inboxes", ...bodyGuards(deps));
+export function inboxRoutes(deps: InboxDeps & { config: Pick<Config, "maxBodyBytes"> }): OpenAPIHono<AppEnv> {
+  const app = createRouter();
+  app.on("POST", "/api/inboxes", ...bodyGuards(deps.config.maxBodyBytes));
 
   return app.openapi(createInboxRoute, async (c) => {
     const row = await createInbox(deps, c.get("principal").accountId, c.req.valid("json"));

@@ -1,24 +1,29 @@
 /**
- * Inbox rules: creation (with its `inbox.created` event), reading, deletion,
- * and storing a message that arrived over SMTP (with `message.received`).
+ * Inbox rules: creation (with its `inbox.created` event), reading and
+ * deletion. Mail arriving over SMTP is stored by `receive.ts`.
  */
-import type { AppDeps } from "../deps.ts";
-import { ApiError, notFound } from "../errors.ts";
+import type { Sql } from "../db/client.ts";
+import type { Config } from "../config.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { Emit, Outbox } from "../deliveries/outbox.ts";
+import { ApiError, notFound, unauthorized } from "../errors.ts";
 import { newId } from "../shared/ids.ts";
-import { decodeCursor, DEFAULT_PAGE_SIZE, type Page, toPage } from "../shared/cursor.ts";
-import { emit } from "../events/emit.ts";
-import type { Tx } from "../db/client.ts";
+import { DEFAULT_PAGE_SIZE, type Page, toPage } from "../shared/cursor.ts";
+import { pagePosition } from "../http/page.ts";
+import { lockAccountPlan } from "../accounts/repo.ts";
+import type { Plan } from "../accounts/schemas.ts";
 import * as repo from "./repo.ts";
-import {
-  type AttachmentMeta,
-  DEFAULT_TTL_SECONDS,
-  type InboxRow,
-  type MessageRow,
-  type MessageSummaryRow,
-} from "./schemas.ts";
+import { isReservedLocalPart } from "./reserved.ts";
+import { DEFAULT_TTL_SECONDS, type InboxRow, type MessageRow, type MessageSummaryRow } from "./schemas.ts";
 
-/** What the inbox rules need from the app. */
-export type InboxDeps = Pick<AppDeps, "sql" | "clock" | "config" | "deliveries">;
+/** What the inbox rules need. */
+export interface InboxDeps {
+  sql: Sql;
+  clock: Clock;
+  /** Events (`inbox.created`, `inbox.expired`, `message.received`) go through it. */
+  outbox: Outbox;
+  config: Pick<Config, "mailDomain">;
+}
 
 const RANDOM_LOCAL_PART_LENGTH = 12;
 const LOCAL_PART_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -28,6 +33,17 @@ const RANDOM_ATTEMPTS = 5;
 export const inboxNotFound = (): ApiError => notFound("INBOX_NOT_FOUND", "Inbox not found");
 const messageNotFound = (): ApiError => notFound("MESSAGE_NOT_FOUND", "Message not found");
 const addressTaken = (): ApiError => new ApiError(400, "ADDRESS_TAKEN", "Address already taken");
+const reservedAddress = (address: string): ApiError =>
+  new ApiError(
+    400,
+    "RESERVED_ADDRESS",
+    `${address} is reserved: role addresses such as postmaster, abuse or admin cannot be inboxes`,
+  );
+
+/** Live inboxes an account may hold at once, by plan (design: "Security posture"). */
+export const MAX_INBOXES: Readonly<Record<Plan, number>> = { free: 10, pro: 100, business: 1_000 };
+
+const inboxLimit = (max: number): ApiError => new ApiError(400, "INBOX_LIMIT", `Maximum ${max} inboxes on your plan`);
 
 /** A random local part: lowercase letters and digits, uniformly drawn. */
 export function randomLocalPart(length = RANDOM_LOCAL_PART_LENGTH): string {
@@ -41,31 +57,52 @@ export function randomLocalPart(length = RANDOM_LOCAL_PART_LENGTH): string {
   return out;
 }
 
-/** Emits `inbox.expired` for an inbox being removed in `tx` (sweep, or reuse of its address). */
-export async function emitExpired(tx: Tx, inbox: InboxRow, now: Date): Promise<void> {
-  await emit(tx, inbox.accountId, "inbox.expired", {
+/** Emits `inbox.expired` for an inbox being removed in the transaction of `emit` (sweep, or reuse of its address). */
+export async function emitExpired(emit: Emit, inbox: InboxRow, now: Date): Promise<void> {
+  await emit(inbox.accountId, "inbox.expired", {
     inboxId: inbox.id,
     address: inbox.address,
     expiredAt: inbox.expiresAt.toISOString(),
   }, now);
 }
 
-/** Creates an inbox and emits `inbox.created`; 400 ADDRESS_TAKEN when a live inbox has the address. */
+/** A random local part that is not a role mailbox (a 1-in-36^12 draw could spell `sslwebmaster`). */
+function randomFreeLocalPart(): string {
+  while (true) {
+    const localPart = randomLocalPart();
+    if (!isReservedLocalPart(localPart)) return localPart;
+  }
+}
+
+/**
+ * Creates an inbox and emits `inbox.created`. 400 RESERVED_ADDRESS for a role
+ * mailbox, ADDRESS_TAKEN when a live inbox has the address, INBOX_LIMIT when
+ * the account already holds its plan's number of live inboxes.
+ */
 export async function createInbox(
   deps: InboxDeps,
   accountId: string,
   input: { localPart?: string | undefined; ttlSeconds?: number | undefined },
 ): Promise<InboxRow> {
+  if (input.localPart !== undefined && isReservedLocalPart(input.localPart)) {
+    throw reservedAddress(`${input.localPart}@${deps.config.mailDomain}`);
+  }
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + (input.ttlSeconds ?? DEFAULT_TTL_SECONDS) * 1000);
   const attempts = input.localPart === undefined ? RANDOM_ATTEMPTS : 1;
   for (let i = 0; i < attempts; i++) {
-    const address = `${input.localPart ?? randomLocalPart()}@${deps.config.mailDomain}`;
-    const row = await deps.sql.begin(async (tx) => {
+    const address = `${input.localPart ?? randomFreeLocalPart()}@${deps.config.mailDomain}`;
+    const row = await deps.outbox.transaction(async (tx, emit) => {
+      // The account row is the lock of "count, then insert": concurrent
+      // creations of one account (on any instance) run one after another, so
+      // none of them can see a count that another is about to raise.
+      const plan = await lockAccountPlan(tx, accountId);
+      // An account deleted under a still-valid credential.
+      if (plan === undefined) throw unauthorized();
       // An expired inbox the sweep has not reached yet still holds the row of
       // its address: it is expired here and now, event included, so the
       // address is free again the moment its inbox expires.
-      for (const stale of await repo.deleteExpiredByAddress(tx, address, now)) await emitExpired(tx, stale, now);
+      for (const stale of await repo.deleteExpiredByAddress(tx, address, now)) await emitExpired(emit, stale, now);
       const inserted = await repo.insertInbox(tx, {
         id: newId("inb", now.getTime()),
         accountId,
@@ -74,17 +111,19 @@ export async function createInbox(
         expiresAt,
       });
       if (!inserted) return undefined;
-      await emit(tx, accountId, "inbox.created", {
+      // Counted after the insert, the new inbox included, so a taken address
+      // answers ADDRESS_TAKEN whatever the count (duplicate before maximum, as
+      // for webhooks); refusing rolls the insert back.
+      const max = MAX_INBOXES[plan];
+      if (await repo.countLiveInboxes(tx, accountId, now) > max) throw inboxLimit(max);
+      await emit(accountId, "inbox.created", {
         inboxId: inserted.id,
         address: inserted.address,
         expiresAt: inserted.expiresAt.toISOString(),
       }, now);
       return inserted;
     });
-    if (row) {
-      deps.deliveries.wake();
-      return row;
-    }
+    if (row) return row;
   }
   throw addressTaken();
 }
@@ -103,7 +142,7 @@ export async function listInboxes(
   page: { limit?: number | undefined; cursor?: string | undefined },
 ): Promise<Page<InboxRow>> {
   const limit = page.limit ?? DEFAULT_PAGE_SIZE;
-  const after = page.cursor ? decodeCursor(page.cursor) : undefined;
+  const after = pagePosition(page.cursor);
   const rows = await repo.listLiveInboxes(deps.sql, accountId, deps.clock.now(), limit + 1, after);
   return toPage(rows, limit, (r) => [r.createdAt, r.id]);
 }
@@ -122,7 +161,7 @@ export async function listMessages(
 ): Promise<Page<MessageSummaryRow>> {
   const inbox = await getInbox(deps, accountId, inboxId);
   const limit = page.limit ?? DEFAULT_PAGE_SIZE;
-  const after = page.cursor ? decodeCursor(page.cursor) : undefined;
+  const after = pagePosition(page.cursor);
   const rows = await repo.listMessages(deps.sql, inbox.id, limit + 1, after);
   return toPage(rows, limit, (r) => [r.receivedAt, r.id]);
 }
@@ -138,67 +177,4 @@ export async function getMessage(
   const row = await repo.findMessage(deps.sql, inbox.id, messageId);
   if (!row) throw messageNotFound();
   return row;
-}
-
-/** Whether mail for this address (any case) would be accepted now. */
-export async function acceptsMail(deps: InboxDeps, address: string): Promise<boolean> {
-  const normalized = address.toLowerCase();
-  const at = normalized.lastIndexOf("@");
-  if (at <= 0 || normalized.slice(at + 1) !== deps.config.mailDomain) return false;
-  return (await repo.findLiveInboxByAddress(deps.sql, normalized, deps.clock.now())) !== undefined;
-}
-
-/** A received message, parsed, as it is stored for each recipient. */
-export interface IncomingMessage {
-  from: string;
-  subject: string;
-  text: string | null;
-  html: string | null;
-  headers: Record<string, string>;
-  attachments: AttachmentMeta[];
-  /** Bytes of the raw message. */
-  size: number;
-}
-
-/**
- * Stores a message for the live inbox of `address` and emits
- * `message.received`, in one transaction. Returns undefined when the inbox
- * expired or was deleted since the RCPT check.
- */
-export async function receiveMessage(
-  deps: InboxDeps,
-  address: string,
-  message: IncomingMessage,
-): Promise<{ inboxId: string; messageId: string } | undefined> {
-  const now = deps.clock.now();
-  const result = await deps.sql.begin(async (tx) => {
-    const inbox = await repo.lockLiveInboxByAddress(tx, address.toLowerCase(), now);
-    if (!inbox) return undefined;
-    const messageId = newId("msg", now.getTime());
-    await repo.insertMessage(tx, {
-      id: messageId,
-      inboxId: inbox.id,
-      from: message.from,
-      to: inbox.address,
-      subject: message.subject,
-      text: message.text,
-      html: message.html,
-      headers: message.headers,
-      attachments: message.attachments,
-      size: message.size,
-      receivedAt: now,
-    });
-    await emit(tx, inbox.accountId, "message.received", {
-      inboxId: inbox.id,
-      messageId,
-      from: message.from,
-      to: inbox.address,
-      subject: message.subject,
-      receivedAt: now.toISOString(),
-      size: message.size,
-    }, now);
-    return { inboxId: inbox.id, messageId };
-  });
-  if (result) deps.deliveries.wake();
-  return result;
 }

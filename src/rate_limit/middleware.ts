@@ -5,7 +5,8 @@
  */
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors.ts";
-import type { AppDeps } from "../deps.ts";
+import type { Sql } from "../db/client.ts";
+import type { Clock } from "../shared/clock.ts";
 import type { AppEnv } from "../http/env.ts";
 import type { Plan } from "../accounts/schemas.ts";
 import { checkAndRecord, rateLimitHeaders } from "./limiter.ts";
@@ -14,7 +15,7 @@ import { checkAndRecord, rateLimitHeaders } from "./limiter.ts";
 export type PlanLimits = Partial<Record<Plan, number>>;
 
 /** Limits one operation per account and minute, and sets the RateLimit headers. */
-export function rateLimit(deps: AppDeps, operation: string, limits: PlanLimits) {
+export function rateLimit(deps: { sql: Sql; clock: Clock }, operation: string, limits: PlanLimits) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const { accountId, plan } = c.get("principal");
     const limit = limits[plan];

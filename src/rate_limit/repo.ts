@@ -30,3 +30,49 @@ export async function purgeHits(db: Db, before: Date): Promise<number> {
   const rows = await db`DELETE FROM rate_limit_hits WHERE hit_at < ${before} RETURNING 1`;
   return rows.length;
 }
+
+/** Withdraws one hit recorded at `at` (an attempt that turned out not to count). */
+export async function deleteOneHit(db: Db, bucket: string, at: Date): Promise<void> {
+  // Hits have no id: any one of identical (bucket, hit_at) rows is the same hit.
+  await db`
+    DELETE FROM rate_limit_hits WHERE ctid = (
+      SELECT ctid FROM rate_limit_hits WHERE bucket = ${bucket} AND hit_at = ${at} LIMIT 1
+    )`;
+}
+
+/** Forgets every hit of a bucket. */
+export async function deleteHits(db: Db, bucket: string): Promise<void> {
+  await db`DELETE FROM rate_limit_hits WHERE bucket = ${bucket}`;
+}
+
+/** A bucket's lockout: how many in a row, and until when the current (or last) one runs. */
+export interface LockoutRow {
+  bucket: string;
+  strikes: number;
+  lockedUntil: Date;
+}
+
+/** The lockouts of these buckets, running or over. */
+export async function findLockouts(db: Db, buckets: readonly string[]): Promise<LockoutRow[]> {
+  return await db<LockoutRow[]>`
+    SELECT bucket, strikes, locked_until FROM rate_limit_lockouts WHERE bucket = ANY(${buckets as string[]}::text[])`;
+}
+
+/** Starts (or extends the series of) a bucket's lockout. */
+export async function upsertLockout(db: Db, l: LockoutRow): Promise<void> {
+  await db`
+    INSERT INTO rate_limit_lockouts (bucket, strikes, locked_until)
+    VALUES (${l.bucket}, ${l.strikes}, ${l.lockedUntil})
+    ON CONFLICT (bucket) DO UPDATE SET strikes = excluded.strikes, locked_until = excluded.locked_until`;
+}
+
+/** Forgets a bucket's lockouts (its strikes start again from nothing). */
+export async function deleteLockout(db: Db, bucket: string): Promise<void> {
+  await db`DELETE FROM rate_limit_lockouts WHERE bucket = ${bucket}`;
+}
+
+/** Deletes lockouts that ended before `before` (cron). */
+export async function purgeLockouts(db: Db, before: Date): Promise<number> {
+  const rows = await db`DELETE FROM rate_limit_lockouts WHERE locked_until < ${before} RETURNING 1`;
+  return rows.length;
+}

@@ -6,7 +6,6 @@
 import { join } from "node:path";
 import type { Config } from "../config.ts";
 import { ConfigError } from "../config.ts";
-import { encodeBase64 } from "./base64.ts";
 
 const KEY_FILE = "encryption.key";
 
@@ -25,7 +24,7 @@ export async function resolveEncryptionKey(config: Config): Promise<string> {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
   await Deno.mkdir(config.dataDir, { recursive: true });
-  const key = encodeBase64(crypto.getRandomValues(new Uint8Array(32)));
+  const key = crypto.getRandomValues(new Uint8Array(32)).toBase64();
   // createNew: two processes racing here cannot both write a key.
   await Deno.writeTextFile(path, key + "\n", { createNew: true, mode: 0o600 });
   return key;

@@ -5,10 +5,19 @@
  *
  * Stored form: `v1.<base64 of 12-byte IV + ciphertext + tag>`.
  */
-import { decodeBase64, encodeBase64 } from "./base64.ts";
-
 const VERSION = "v1";
 const encoder = new TextEncoder();
+
+/**
+ * Standard base64 to bytes. Surrounding whitespace is ignored (a key pasted
+ * with a newline); anything else that is not base64 throws, including
+ * whitespace inside, which `Uint8Array.fromBase64` alone would skip.
+ */
+function decodeBase64(text: string): Uint8Array<ArrayBuffer> {
+  const trimmed = text.trim();
+  if (/\s/.test(trimmed)) throw new SyntaxError("Not base64");
+  return Uint8Array.fromBase64(trimmed);
+}
 
 /** Encrypts and decrypts secrets with one key. */
 export interface SecretBox {
@@ -34,7 +43,7 @@ export async function createSecretBox(keyBase64: string): Promise<SecretBox> {
       const out = new Uint8Array(iv.length + ct.length);
       out.set(iv);
       out.set(ct, iv.length);
-      return `${VERSION}.${encodeBase64(out)}`;
+      return `${VERSION}.${out.toBase64()}`;
     },
     async open(sealed, boundTo) {
       const [version, payload] = sealed.split(".", 2);

@@ -1,27 +1,27 @@
-/** The minute-level housekeeping every instance runs from Deno.cron. */
+/**
+ * The minute-level housekeeping every instance runs from Deno.cron. Each
+ * sweep belongs to its feature (expired inboxes, leases, the delivery log,
+ * sessions, the rate log); this only runs them in turn, so that one failing
+ * does not stop the others.
+ */
 import { getLogger } from "@logtape/logtape";
-import type { AppDeps } from "../deps.ts";
-import { purgeExpiredSessions } from "../auth/repo.ts";
-import { purgeHits } from "../rate_limit/repo.ts";
 
 const log = getLogger(["inbox", "sweeps"]);
 
-/** The longest window any rate policy uses; older hits can go. */
-const LONGEST_RATE_WINDOW_MS = 3_600_000;
+/** A named sweep: removes or requeues what is due at `now`, returns how many rows it touched. */
+export interface Sweep {
+  name: string;
+  run(now: Date): Promise<number>;
+}
 
-/** Runs each sweep; one failing does not stop the others. */
-export async function runSweeps(deps: Pick<AppDeps, "sql" | "clock">): Promise<void> {
-  const now = deps.clock.now();
-  const sweeps: Array<[string, () => Promise<number>]> = [
-    ["expired sessions", () => purgeExpiredSessions(deps.sql, now)],
-    ["rate-limit hits", () => purgeHits(deps.sql, new Date(now.getTime() - LONGEST_RATE_WINDOW_MS))],
-  ];
-  for (const [name, sweep] of sweeps) {
+/** Runs each sweep once. */
+export async function runSweeps(sweeps: readonly Sweep[], now: Date): Promise<void> {
+  for (const sweep of sweeps) {
     try {
-      const removed = await sweep();
-      if (removed > 0) log.debug("Swept {removed} {name}", { removed, name });
+      const count = await sweep.run(now);
+      if (count > 0) log.info("Sweep of {name}: {count}", { name: sweep.name, count });
     } catch (err) {
-      log.warn("Sweep of {name} failed: {error}", { name, error: String(err) });
+      log.warn("Sweep of {name} failed: {error}", { name: sweep.name, error: String(err) });
     }
   }
 }

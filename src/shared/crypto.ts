@@ -1,7 +1,5 @@
 /** Small crypto helpers shared by features that store only digests. */
-import { createHash } from "node:crypto";
-
-const encoder = new TextEncoder();
+import { createHash, timingSafeEqual } from "node:crypto";
 
 /** Lowercase hex SHA-256 of a UTF-8 string. */
 export function sha256Hex(text: string): string {
@@ -13,20 +11,12 @@ export function sha256Hex(text: string): string {
 /** `n` random bytes as unpadded base64url. */
 export function randomToken(n = 32): string {
   const bytes = crypto.getRandomValues(new Uint8Array(n));
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return bytes.toBase64({ alphabet: "base64url", omitPadding: true });
 }
 
 /** Constant-time equality of two strings through their SHA-256 digests. */
-export async function timingSafeEqualText(a: string, b: string): Promise<boolean> {
+export function timingSafeEqualText(a: string, b: string): boolean {
   // Comparing digests keeps the time independent of where the inputs differ
-  // and of their lengths.
-  const [da, db] = await Promise.all([
-    crypto.subtle.digest("SHA-256", encoder.encode(a)),
-    crypto.subtle.digest("SHA-256", encoder.encode(b)),
-  ]);
-  const x = new Uint8Array(da);
-  const y = new Uint8Array(db);
-  let diff = 0;
-  for (let i = 0; i < x.length; i++) diff |= x[i]! ^ y[i]!;
-  return diff === 0;
+  // and of their lengths (timingSafeEqual itself needs equal lengths).
+  return timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest());
 }

@@ -1,32 +1,31 @@
 /** Opaque page cursors: the (createdAt, id) of the last row seen, base64url-encoded. */
-import { ApiError } from "../errors.ts";
+
+/** A position in a list: the (time, id) of the last row seen. */
+export interface Position {
+  createdAt: Date;
+  id: string;
+}
 
 /** Encodes a position. */
 export function encodeCursor(createdAt: Date, id: string): string {
   const json = JSON.stringify([createdAt.toISOString(), id]);
-  return btoa(json).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return new TextEncoder().encode(json).toBase64({ alphabet: "base64url", omitPadding: true });
 }
 
-/** The 400 for a cursor this service did not issue. */
-export function invalidCursor(): ApiError {
-  return new ApiError(400, "VALIDATION_ERROR", "Invalid query parameters", [
-    { path: "cursor", message: "Invalid cursor" },
-  ]);
-}
-
-/** Decodes a cursor; 400 VALIDATION_ERROR for anything this service did not issue. */
-export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+/** Decodes a cursor; undefined for anything this service did not issue. */
+export function decodeCursor(cursor: string): Position | undefined {
   try {
-    const [at, id] = JSON.parse(atob(cursor.replaceAll("-", "+").replaceAll("_", "/"))) as unknown[];
+    const json = new TextDecoder().decode(Uint8Array.fromBase64(cursor, { alphabet: "base64url" }));
+    const [at, id] = JSON.parse(json) as unknown[];
     const createdAt = new Date(String(at));
     // PostgreSQL's timestamptz holds years 1 to 9999: anything else would fail in the query.
     const year = createdAt.getUTCFullYear();
     if (typeof id !== "string" || Number.isNaN(createdAt.getTime()) || year < 1 || year > 9999) {
-      throw new Error("bad cursor");
+      return undefined;
     }
     return { createdAt, id };
   } catch {
-    throw invalidCursor();
+    return undefined;
   }
 }
 

@@ -3,50 +3,28 @@
  * message the MIME parser cannot make sense of is stored as best it can be
  * (raw text as the body), never refused for its form.
  */
+import libmimeModule from "libmime";
 import { type HeaderLines, simpleParser } from "mailparser";
 import { Buffer } from "node:buffer";
-import type { IncomingMessage } from "../inboxes/service.ts";
+import type { IncomingMessage } from "../inboxes/receive.ts";
 
 /** PostgreSQL text and jsonb cannot hold U+0000, which malformed mail may contain. */
 function clean(text: string): string {
   return text.includes("\u0000") ? text.replaceAll("\u0000", "") : text;
 }
 
+/** libmime ships no types; the one method used here, typed once. */
+const libmime: { decodeWords(value: string): string } = libmimeModule;
+
 /** Unfolded header value (RFC 5322 2.2.3) with RFC 2047 encoded words decoded. */
 function headerValue(line: string): string {
   const colon = line.indexOf(":");
   const unfolded = (colon < 0 ? "" : line.slice(colon + 1)).replace(/\r?\n[ \t]+/g, " ").trim();
-  return decodeEncodedWords(unfolded);
-}
-
-const ENCODED_WORD = /=\?([^?\s]+)\?([bBqQ])\?([^?\s]*)\?=/g;
-
-/** Decodes `=?charset?B|Q?...?=` words; a word in an unknown charset or encoding stays as it is. */
-export function decodeEncodedWords(value: string): string {
-  // Whitespace between two adjacent encoded words is not part of the text (RFC 2047 6.2).
-  const joined = value.replace(/(\?=)\s+(?==\?[^?\s]+\?[bBqQ]\?)/g, "$1");
-  return joined.replace(ENCODED_WORD, (word, charset: string, encoding: string, text: string) => {
-    try {
-      const bytes = encoding.toUpperCase() === "B" ? Uint8Array.from(atob(text), (c) => c.charCodeAt(0)) : qBytes(text);
-      // RFC 2231 allows a language after '*': "utf-8*en".
-      return new TextDecoder(charset.split("*")[0]!, { fatal: false }).decode(bytes);
-    } catch {
-      return word;
-    }
-  });
-}
-
-function qBytes(text: string): Uint8Array {
-  const out: number[] = [];
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c === "_") out.push(0x20);
-    else if (c === "=" && /^[0-9A-Fa-f]{2}$/.test(text.slice(i + 1, i + 3))) {
-      out.push(parseInt(text.slice(i + 1, i + 3), 16));
-      i += 2;
-    } else out.push(c.charCodeAt(0) & 0xff);
+  try {
+    return libmime.decodeWords(unfolded);
+  } catch {
+    return unfolded; // Tolerant: a value that cannot be decoded is kept as sent.
   }
-  return new Uint8Array(out);
 }
 
 /**

@@ -3,14 +3,34 @@
  * it only ever accepts mail for live inboxes of MAIL_DOMAIN, so it is a
  * receive-only endpoint, not a relay. Any internal failure answers 451 (the
  * sender retries later) and never takes the listener down.
+ *
+ * Connections are capped in total (`SMTP_MAX_CONNECTIONS`, smtp-server's
+ * `maxClients`) and per client address (`SMTP_MAX_CONNECTIONS_PER_ADDRESS`,
+ * counted here in onConnect/onClose): one more is answered 421 and closed.
  */
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import type { AddressInfo } from "node:net";
 import { getLogger } from "@logtape/logtape";
-import { acceptsMail, type InboxDeps, receiveMessage } from "../inboxes/service.ts";
+import type { Config } from "../config.ts";
+import type { InboxDeps } from "../inboxes/service.ts";
+import { acceptsMail, receiveMessage } from "../inboxes/receive.ts";
 import { parseMessage } from "./parse.ts";
 
 const log = getLogger(["inbox", "smtp"]);
+
+/** What the listener needs: the inbox rules, and where and how to listen. */
+export interface SmtpDeps extends InboxDeps {
+  config: Pick<
+    Config,
+    | "mailDomain"
+    | "serviceName"
+    | "host"
+    | "smtpPort"
+    | "smtpMaxBytes"
+    | "smtpMaxConnections"
+    | "smtpMaxConnectionsPerAddress"
+  >;
+}
 
 /** A running SMTP listener. */
 export interface SmtpServerHandle {
@@ -54,7 +74,7 @@ async function readMessage(stream: SMTPServerDataStream, maxBytes: number): Prom
 }
 
 /** Stores a message for every accepted recipient; false when none of them still exists. */
-async function ingest(deps: InboxDeps, raw: Uint8Array, session: SMTPServerSession): Promise<boolean> {
+async function ingest(deps: SmtpDeps, raw: Uint8Array, session: SMTPServerSession): Promise<boolean> {
   const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
   const message = await parseMessage(raw, envelopeFrom);
   const recipients = new Set(session.envelope.rcptTo.map((r) => r.address.toLowerCase()));
@@ -71,9 +91,42 @@ async function ingest(deps: InboxDeps, raw: Uint8Array, session: SMTPServerSessi
   return stored > 0;
 }
 
+/**
+ * Open connections per client address. A connection counts from its onConnect
+ * (after smtp-server's early-talker pause) until its socket closes; one that
+ * closes before onConnect, or is refused there, never counted.
+ */
+class AddressCounter {
+  readonly #open = new Map<string, number>();
+  /** The address each counted connection (by session id) was counted under. */
+  readonly #counted = new Map<string, string>();
+
+  constructor(readonly max: number) {}
+
+  /** Counts the connection and returns true, or returns false when its address is at the maximum. */
+  admit(sessionId: string, address: string): boolean {
+    const open = this.#open.get(address) ?? 0;
+    if (open >= this.max) return false;
+    this.#open.set(address, open + 1);
+    this.#counted.set(sessionId, address);
+    return true;
+  }
+
+  /** Forgets a connection that closed (a no-op for one never counted). */
+  release(sessionId: string): void {
+    const address = this.#counted.get(sessionId);
+    if (address === undefined) return;
+    this.#counted.delete(sessionId);
+    const open = (this.#open.get(address) ?? 1) - 1;
+    if (open > 0) this.#open.set(address, open);
+    else this.#open.delete(address);
+  }
+}
+
 /** Starts the SMTP listener on `config.host`:`config.smtpPort` (0 picks a free port). */
-export function startSmtpServer(deps: InboxDeps): Promise<SmtpServerHandle> {
+export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
   const maxBytes = deps.config.smtpMaxBytes;
+  const perAddress = new AddressCounter(deps.config.smtpMaxConnectionsPerAddress);
   const server = new SMTPServer({
     name: deps.config.mailDomain,
     banner: `${deps.config.serviceName} ready`,
@@ -87,6 +140,17 @@ export function startSmtpServer(deps: InboxDeps): Promise<SmtpServerHandle> {
     rejectOversized: true,
     logger: false,
     closeTimeout: CLOSE_TIMEOUT_MS,
+    // One connection over this is answered "421 Too many connected clients" and closed.
+    maxClients: deps.config.smtpMaxConnections,
+    onConnect(session, callback) {
+      const address = session.remoteAddress;
+      if (perAddress.admit(session.id, address)) return callback();
+      log.info("Refused an SMTP connection from {address}: {max} already open", { address, max: perAddress.max });
+      callback(smtpError(421, "Too many connections from your address, try again later"));
+    },
+    onClose(session) {
+      perAddress.release(session.id);
+    },
     onRcptTo(address, _session, callback) {
       acceptsMail(deps, address.address).then(
         (ok) => callback(ok ? null : noSuchMailbox()),

@@ -13,12 +13,6 @@ export type AddressVerdict = { safe: true } | { safe: false; reason: string };
 type IP = ipaddr.IPv4 | ipaddr.IPv6;
 type Cidr = [IP, number];
 
-/** An IPv4 address hidden inside an IPv6 one, and the mechanism hiding it. */
-export interface EmbeddedIPv4 {
-  form: string;
-  ipv4: string;
-}
-
 function cidrs(list: readonly string[]): Cidr[] {
   return list.map((c) => ipaddr.parseCIDR(c));
 }
@@ -192,14 +186,6 @@ export function classifyAddress(address: string): AddressVerdict {
     return unsafe(`unparsable address ${JSON.stringify(address)}`);
   }
   return ip.kind() === "ipv4" ? classifyIPv4(ip as ipaddr.IPv4) : classifyIPv6(ip as ipaddr.IPv6);
-}
-
-/** Returns the IPv4 address embedded in an IPv6 transition form, or undefined. */
-export function extractEmbeddedIPv4(address: string): EmbeddedIPv4 | undefined {
-  const ip = parseStrict(address);
-  if (ip === undefined || ip.kind() !== "ipv6") return undefined;
-  const inner = embedded(ip as ipaddr.IPv6);
-  return inner === undefined ? undefined : { form: inner.form, ipv4: inner.ipv4.toString() };
 }
 
 /** Whether a host is an IP literal (dotted quad, or IPv6 with or without brackets) rather than a name. */

@@ -1,6 +1,6 @@
 /**
- * SSRF checks for webhook URLs: at registration (parseWebhookUrl,
- * checkWebhookUrl) and at delivery (resolveSafeAddresses).
+ * SSRF checks for webhook URLs: at registration (checkWebhookUrl) and at
+ * delivery (resolveSafeAddresses).
  *
  * Numeric disguises of IP addresses (decimal, octal, hex, short forms,
  * full-width dots, percent-encoding) are left to the WHATWG URL parser, which
@@ -74,15 +74,11 @@ function hostVerdict(
   return { ok: true };
 }
 
-/** Checks a webhook URL without DNS: syntax, https, no userinfo, IP literals and blocked names. */
-export function parseWebhookUrl(input: string): UrlCheck {
-  const syntax = parseSyntax(input);
-  if (!syntax.ok) return syntax;
-  const host = hostVerdict(syntax.url.hostname);
-  return host.ok ? accepted(syntax.url) : unsafe(host.reason);
-}
-
-/** Registration-time check: parseWebhookUrl plus DNS; a name that does not resolve is accepted. */
+/**
+ * Registration-time check: syntax, https, no userinfo, then (unless the host
+ * is trusted) IP literals and blocked names without DNS, and other names
+ * through DNS; a name that does not resolve is accepted.
+ */
 export async function checkWebhookUrl(
   input: string,
   opts: UrlCheckOptions,

@@ -3,6 +3,7 @@
  * DNS. A resolver never throws: failure and timeout both mean "no addresses".
  */
 import { lookup as dnsLookup } from "node:dns/promises";
+import { withTimeout } from "../shared/with_timeout.ts";
 
 /** Resolves a host name to its A and AAAA addresses; [] when there are none. */
 export type Resolver = (hostname: string) => Promise<string[]>;
@@ -14,22 +15,14 @@ export function guardResolver(
   resolver: Resolver,
   timeoutMs: number = DEFAULT_TIMEOUT_MS,
 ): Resolver {
-  return async (hostname) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<string[]>((resolve) => {
-      timer = setTimeout(() => resolve([]), timeoutMs);
-    });
-    try {
+  return (hostname) =>
+    withTimeout(
       // Promise.resolve().then() also catches a resolver that throws
       // synchronously instead of rejecting.
-      const answer = Promise.resolve().then(() => resolver(hostname)).catch(
-        () => [],
-      );
-      return await Promise.race([answer, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+      Promise.resolve().then(() => resolver(hostname)).catch(() => []),
+      timeoutMs,
+      () => [],
+    );
 }
 
 /**
@@ -42,14 +35,4 @@ export function systemResolver(timeoutMs: number = DEFAULT_TIMEOUT_MS): Resolver
     const answers = await dnsLookup(hostname, { all: true, verbatim: true });
     return answers.map((a) => a.address);
   }, timeoutMs);
-}
-
-/** A resolver answering from a fixed table (tests); unknown names give []. */
-export function staticResolver(map: Record<string, string[]>): Resolver {
-  const table = new Map(
-    Object.entries(map).map((
-      [name, addresses],
-    ) => [name.toLowerCase(), [...addresses]]),
-  );
-  return (hostname) => Promise.resolve([...(table.get(hostname.toLowerCase()) ?? [])]);
 }

@@ -1,11 +1,11 @@
-/** HTTP layer of user webhooks (spec 4.2): list, create, get, update, delete. */
-import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppDeps } from "../deps.ts";
+/** HTTP layer of user webhooks: list, create (the secret is never returned), get, update, delete. */
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Config } from "../config.ts";
 import type { AppEnv } from "../http/env.ts";
-import { validationHook } from "../http/validation.ts";
+import { createRouter } from "../http/router.ts";
 import { bodyGuards } from "../http/guards.ts";
 import { API_SECURITY, errorResponses, IdParamSchema, jsonBody, jsonResponse, SuccessSchema } from "../http/schemas.ts";
-import { requirePlan } from "../auth/middleware.ts";
+import { requireWebhookPlan } from "./plan.ts";
 import { listWebhooks } from "./repo.ts";
 import {
   toWebhookCreatedJson,
@@ -23,10 +23,8 @@ import {
   getWebhook,
   updateWebhook,
   URL_OR_EVENTS_MESSAGE,
-  webhookDeps,
+  type WebhookDeps,
 } from "./service.ts";
-
-const PLAN_MESSAGE = "Webhooks require Pro or Business plan";
 
 const listRoute = createRoute({
   method: "get",
@@ -73,34 +71,31 @@ const deleteRoute = createRoute({
   security: API_SECURITY,
 });
 
-/** The spec's own message when the url or events field is what is wrong. */
-const hook = validationHook((details, target) =>
-  target === "json" && details.some((d) => d.path === "url" || d.path.startsWith("events"))
-    ? URL_OR_EVENTS_MESSAGE
-    : undefined
-);
-
 /** The webhook management routes; `/api` authentication is applied by the app. */
-export function webhookRoutes(deps: AppDeps): OpenAPIHono<AppEnv> {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: hook });
-  const w = webhookDeps(deps);
-  const plan = requirePlan(["pro", "business"], PLAN_MESSAGE);
+export function webhookRoutes(deps: WebhookDeps & { config: Pick<Config, "maxBodyBytes"> }): OpenAPIHono<AppEnv> {
+  // The spec's own message when the url or events field is what is wrong.
+  const app = createRouter((details, target) =>
+    target === "json" && details.some((d) => d.path === "url" || d.path.startsWith("events"))
+      ? URL_OR_EVENTS_MESSAGE
+      : undefined
+  );
+  const plan = requireWebhookPlan();
   app.use("/api/user-webhooks", plan);
   app.use("/api/user-webhooks/*", plan);
-  app.on(["POST", "PATCH"], ["/api/user-webhooks", "/api/user-webhooks/:id"], ...bodyGuards(deps));
+  app.on(["POST", "PATCH"], ["/api/user-webhooks", "/api/user-webhooks/:id"], ...bodyGuards(deps.config.maxBodyBytes));
 
   return app.openapi(listRoute, async (c) => {
     return c.json((await listWebhooks(deps.sql, c.get("principal").accountId)).map(toWebhookSummaryJson), 200);
   }).openapi(createWebhookRoute, async (c) => {
-    const row = await createWebhook(w, c.get("principal").accountId, c.req.valid("json"));
+    const row = await createWebhook(deps, c.get("principal").accountId, c.req.valid("json"));
     return c.json(toWebhookCreatedJson(row), 201);
   }).openapi(getRoute, async (c) => {
-    return c.json(toWebhookJson(await getWebhook(w, c.get("principal").accountId, c.req.valid("param").id)), 200);
+    return c.json(toWebhookJson(await getWebhook(deps, c.get("principal").accountId, c.req.valid("param").id)), 200);
   }).openapi(updateRoute, async (c) => {
-    await updateWebhook(w, c.get("principal").accountId, c.req.valid("param").id, c.req.valid("json"));
+    await updateWebhook(deps, c.get("principal").accountId, c.req.valid("param").id, c.req.valid("json"));
     return c.json({ success: true as const }, 200);
   }).openapi(deleteRoute, async (c) => {
-    await deleteWebhook(w, c.get("principal").accountId, c.req.valid("param").id);
+    await deleteWebhook(deps, c.get("principal").accountId, c.req.valid("param").id);
     return c.json({ success: true as const }, 200);
   });
 }

@@ -1,4 +1,4 @@
-/** Zod schemas of user webhooks (spec 2.2, 4.2), named as in `openapi.yaml`. */
+/** Zod schemas of user webhooks and their exact field sets per response, named as in `openapi.yaml`. */
 import { z } from "@hono/zod-openapi";
 
 export const EVENT_TYPES = ["message.received", "inbox.created", "inbox.expired"] as const;

@@ -1,9 +1,9 @@
 /**
- * Webhook registration rules (spec 3.1, 4.2, 7, 8), in the design's order:
+ * Webhook registration rules: HTTPS and a public address, no duplicate URL,
+ * at most 10 webhooks and 10 creations an hour per account, in the design's order:
  * validation -> unsafe URL -> duplicate -> maximum count -> hourly creations.
  */
 import type { Sql } from "../db/client.ts";
-import type { AppDeps } from "../deps.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { newId } from "../shared/ids.ts";
 import type { Clock } from "../shared/clock.ts";
@@ -26,18 +26,6 @@ export interface WebhookDeps {
   clock: Clock;
   secretBox: SecretBox;
   urlCheck: UrlCheckOptions;
-}
-
-/** The webhook rules' dependencies, from the app's. */
-export function webhookDeps(
-  deps: Pick<AppDeps, "sql" | "clock" | "secretBox" | "resolver" | "config">,
-): WebhookDeps {
-  return {
-    sql: deps.sql,
-    clock: deps.clock,
-    secretBox: deps.secretBox,
-    urlCheck: { resolver: deps.resolver, trustedHosts: deps.config.webhookTrustedHosts },
-  };
 }
 
 const notFoundError = () => notFound("WEBHOOK_NOT_FOUND", "Webhook not found");
@@ -103,7 +91,7 @@ export async function createWebhook(
 }
 
 /** One of the account's webhooks; 404 otherwise. */
-export async function getWebhook(deps: WebhookDeps, accountId: string, id: string): Promise<WebhookRow> {
+export async function getWebhook(deps: Pick<WebhookDeps, "sql">, accountId: string, id: string): Promise<WebhookRow> {
   const row = await repo.findWebhook(deps.sql, accountId, id);
   if (!row) throw notFoundError();
   return row;

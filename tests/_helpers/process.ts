@@ -5,6 +5,7 @@
 
 import { TEST_DATABASE_URL, type TestDb } from "./db.ts";
 import { ADMIN_TOKEN, TEST_ENCRYPTION_KEY } from "./app.ts";
+import { freePort } from "./ports.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const TEST_CA = new URL("./certs/ca.pem", import.meta.url).pathname;
@@ -25,14 +26,6 @@ export function serviceEnv(db: TestDb, extra: Record<string, string> = {}): Reco
     WEBHOOK_CA_CERTS: TEST_CA,
     ...extra,
   };
-}
-
-/** A port nothing listens on right now. */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
 }
 
 /** A running service process. */

@@ -136,3 +136,19 @@ export function startReceiver(opts: { handler?: ReceiverHandler } = {}): Promise
     },
   });
 }
+
+/** Key of a (webhook, event) pair as a receiver sees it. */
+export function pairKey(webhookId: string, eventId: string): string {
+  return `${webhookId} ${eventId}`;
+}
+
+/** (webhook, event) pairs the receiver has seen (since `since`, ms since the epoch), with how often. */
+export function pairs(receiver: Receiver, since = 0): Map<string, number> {
+  const seen = new Map<string, number>();
+  for (const r of receiver.requests) {
+    if (r.receivedAt.getTime() < since) continue;
+    const key = pairKey(r.headers["x-webhook-id"] ?? "?", JSON.parse(r.body).id);
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+  }
+  return seen;
+}

@@ -4,26 +4,13 @@
  */
 import assert from "node:assert/strict";
 import { body } from "../_helpers/expect.ts";
-import { createTestDb, type TestDb } from "../_helpers/db.ts";
-import { newApiKey, newUser, startApp, type TestApp } from "../_helpers/app.ts";
+import { newApiKey, newUser } from "../_helpers/app.ts";
+import { withService } from "../_helpers/harness.ts";
 import { capturedLogText } from "../_helpers/log_capture.ts";
-import { ManualClock } from "../../src/shared/clock.ts";
 import { isWellFormedApiKey } from "../../src/api_keys/key_format.ts";
 
-async function withApp(fn: (app: TestApp, db: TestDb, clock: ManualClock) => Promise<void>): Promise<void> {
-  const db = await createTestDb();
-  const clock = new ManualClock(Date.parse("2026-01-01T00:00:00Z"));
-  const app = await startApp(db.sql, { clock });
-  try {
-    await fn(app, db, clock);
-  } finally {
-    await app.close();
-    await db.close();
-  }
-}
-
 Deno.test("requests without a credential are 401 on every API-key endpoint", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     for (const [method, path] of [["POST", "/api/api-keys"], ["GET", "/api/api-keys"], ["DELETE", "/api/api-keys/x"]]) {
       const res = await app.request(path!, { method, json: method === "POST" ? { name: "x" } : undefined });
       assert.equal(res.status, 401, `${method} ${path}`);
@@ -36,7 +23,7 @@ Deno.test("requests without a credential are 401 on every API-key endpoint", asy
 });
 
 Deno.test("a free account (cookie-authenticated) gets 403 on create, list and delete", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "free");
     const create = await app.request("/api/api-keys", { method: "POST", json: { name: "ci" }, cookie: user.cookie });
     assert.equal(create.status, 403);
@@ -56,7 +43,7 @@ Deno.test("a free account (cookie-authenticated) gets 403 on create, list and de
 });
 
 Deno.test("creation returns the key once; listing never does; the key authenticates", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     const res = await app.request("/api/api-keys", {
       method: "POST",
@@ -101,7 +88,7 @@ Deno.test("creation returns the key once; listing never does; the key authentica
 });
 
 Deno.test("validation errors are 400 with details and create nothing", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "business");
     const cases: Array<[unknown, string]> = [
       [{}, "name"],
@@ -151,7 +138,7 @@ Deno.test("validation errors are 400 with details and create nothing", async () 
 });
 
 Deno.test("lastUsedAt is null until first use, set on use, then written at most once a minute", async () => {
-  await withApp(async (app, _db, clock) => {
+  await withService({}, async ({ app, clock }) => {
     const user = await newUser(app, "pro");
     const { key } = await newApiKey(app, user);
     const lastUsed = async () => {
@@ -176,7 +163,7 @@ Deno.test("lastUsedAt is null until first use, set on use, then written at most 
 });
 
 Deno.test("the 11th key is refused with 400 Maximum 10 API keys allowed", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     // Business allows 30 creations a minute, so the count limit is what refuses.
     const user = await newUser(app, "business");
     for (let i = 0; i < 10; i++) await newApiKey(app, user, `k${i}`);
@@ -189,7 +176,7 @@ Deno.test("the 11th key is refused with 400 Maximum 10 API keys allowed", async 
 });
 
 Deno.test("concurrent creations cannot pass the 10-key limit", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "business");
     const results = await Promise.all(
       Array.from(
@@ -209,7 +196,7 @@ Deno.test("concurrent creations cannot pass the 10-key limit", async () => {
 });
 
 Deno.test("Pro: the 11th POST in a minute is 429 with Retry-After; invalid requests count too", async () => {
-  await withApp(async (app, _db, clock) => {
+  await withService({}, async ({ app, clock }) => {
     const user = await newUser(app, "pro");
     for (let i = 0; i < 8; i++) await newApiKey(app, user, `k${i}`);
     for (let i = 0; i < 2; i++) {
@@ -241,7 +228,7 @@ Deno.test("Pro: the 11th POST in a minute is 429 with Retry-After; invalid reque
 });
 
 Deno.test("Pro: the 31st GET in a minute is 429; Business allows 60", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const pro = await newUser(app, "pro");
     const statuses: number[] = [];
     for (let i = 0; i < 31; i++) {
@@ -265,7 +252,7 @@ Deno.test("Pro: the 31st GET in a minute is 429; Business allows 60", async () =
 });
 
 Deno.test("Pro: the 11th DELETE in a minute is 429, before the 404", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     for (let i = 0; i < 10; i++) {
       const res = await app.request(`/api/api-keys/key_missing${i}`, { method: "DELETE", cookie: user.cookie });
@@ -280,7 +267,7 @@ Deno.test("Pro: the 11th DELETE in a minute is 429, before the 404", async () =>
 });
 
 Deno.test("revocation: DELETE answers success, the key fails on the very next request, a second DELETE is 404", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     const { id, key } = await newApiKey(app, user);
     const before = await app.request("/api/me", { auth: key });
@@ -299,7 +286,7 @@ Deno.test("revocation: DELETE answers success, the key fails on the very next re
 });
 
 Deno.test("one account can neither see nor delete another's keys", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const alice = await newUser(app, "pro");
     const bob = await newUser(app, "pro");
     const aliceKey = await newApiKey(app, alice);
@@ -315,11 +302,9 @@ Deno.test("one account can neither see nor delete another's keys", async () => {
 });
 
 Deno.test("two instances on one database share the per-minute limit and see revocations at once", async () => {
-  const db = await createTestDb();
-  const clock = new ManualClock(Date.parse("2026-01-01T00:00:00Z"));
-  const a = await startApp(db.sql, { clock, listen: true });
-  const b = await startApp(await db.connect(3), { clock, listen: true });
-  try {
+  await withService({ listen: true }, async (h) => {
+    const { app: a, clock } = h;
+    const b = await h.startInstance({ poolSize: 3 });
     const user = await newUser(a, "pro");
     const statuses: number[] = [];
     for (let i = 0; i < 31; i++) {
@@ -352,11 +337,7 @@ Deno.test("two instances on one database share the per-minute limit and see revo
     }
     assert.equal(status, 401, "instance A refuses the key revoked through B");
     assert.ok(performance.now() - revokedAt < 1_100, "within the cache's 1 s bound");
-  } finally {
-    await a.close();
-    await b.close();
-    await db.close();
-  }
+  });
 });
 
 Deno.test("the auth cache: a key's owner is reused for a second, then read again", async () => {

@@ -11,10 +11,13 @@
  *   memory     peak RSS idle, and with 10^4 deliveries queued against a slow receiver
  */
 import { createTestDb, TEST_DATABASE_URL, type TestDb } from "../_helpers/db.ts";
-import { freePort, serviceEnv, type ServiceProcess, startService } from "../_helpers/process.ts";
-import { ADMIN_TOKEN } from "../_helpers/app.ts";
+import { serviceEnv, type ServiceProcess, startService } from "../_helpers/process.ts";
+import { freePort } from "../_helpers/ports.ts";
+import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
+import { sleep } from "../_helpers/wait.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
-import { notifyDeliveries } from "../../src/events/repo.ts";
+import { notifyQueued } from "../../src/deliveries/repo.ts";
+import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const only = new Set(Deno.args);
@@ -31,8 +34,6 @@ function row(scenario: string, metric: string, service: number | string, limit: 
   rows.push({ scenario, metric, service, limit, ratio });
   console.log(`  ${scenario} ${metric}: ${service}${limit !== "" ? ` vs ${limit}` : ""} ${ratio}`);
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -87,33 +88,14 @@ class BenchReceiver {
 
 /** A business account with an API key and `webhooks` webhooks to the receiver. */
 async function account(service: ServiceProcess, receiver: BenchReceiver, webhooks: number) {
-  const json = async (path: string, body: unknown, headers: Record<string, string>) => {
-    const res = await fetch(service.url + path, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...headers },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 201 && res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    return { body: await res.json(), res };
-  };
-  const email = `bench-${crypto.randomUUID()}@example.com`;
-  const acc = (await json("/admin/accounts", { email, password: "password123", plan: "business" }, {
-    authorization: `Bearer ${ADMIN_TOKEN}`,
-  })).body;
-  const login = await json("/api/auth/login", { email, password: "password123" }, {});
-  const cookie = login.res.headers.getSetCookie()[0]!.split(";")[0]!;
-  const key = (await json("/api/api-keys", { name: "bench" }, { cookie })).body.key as string;
+  const api = apiAt(service.url);
+  const acc = await newOperatorAccount(api, "business");
+  const { key } = await newApiKey(api, acc, "bench");
   const ids: string[] = [];
   for (let i = 0; i < webhooks; i++) {
-    ids.push(
-      (await json("/api/user-webhooks", {
-        url: receiver.url(`/h${i}`),
-        events: ["inbox.created"],
-        secret: "bench-secret-0123456789",
-      }, { cookie })).body.id,
-    );
+    ids.push(await createWebhook(api, acc, receiver.url(`/h${i}`), ["inbox.created"], "bench-secret-0123456789"));
   }
-  return { id: acc.id as string, key, webhooks: ids };
+  return { id: acc.id, key, webhooks: ids };
 }
 
 /** Commits `count` events in transactions of `perTx`, as fast as it can. */
@@ -178,7 +160,7 @@ async function backlogThroughput(
   const started = performance.now();
   await db.sql.begin(async (tx) => {
     await tx`UPDATE deliveries SET run_at = now() WHERE status = 'pending'`;
-    await notifyDeliveries(tx);
+    await notifyQueued(tx, DELIVERY_CHANNEL);
   });
   await receiver.waitFor(events * fanout);
   return { delivered: Math.round((events * fanout) / ((performance.now() - started) / 1000)), committed };

@@ -15,11 +15,8 @@ import {
   parseWebhookEvent,
   type Webhook,
 } from "../../src/client/mod.ts";
-import { createTestDb } from "../_helpers/db.ts";
-import { ADMIN_TOKEN, startApp } from "../_helpers/app.ts";
-import { startReceiver } from "../_helpers/receiver.ts";
-import { staticResolver } from "../../src/url_safety/resolver.ts";
-import { startSmtpServer } from "../../src/smtp/server.ts";
+import { ADMIN_TOKEN } from "../_helpers/app.ts";
+import { startHarness } from "../_helpers/harness.ts";
 
 // Compile-time checks that openapi-fetch's typing comes through the wrappers.
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
@@ -65,14 +62,9 @@ function ok<T>(result: { data?: T; error?: unknown; response: Response }, status
 }
 
 Deno.test("the client drives every operation of the real service", async (t) => {
-  const db = await createTestDb();
-  const receiver = await startReceiver();
-  const app = await startApp(db.sql, {
-    env: { WEBHOOK_TRUSTED_HOSTS: "localhost", HOST: "127.0.0.1", SMTP_PORT: "0" },
-    resolver: staticResolver({ localhost: ["127.0.0.1"] }),
-    startDeliveries: true,
-  });
-  const smtp = await startSmtpServer(app.deps);
+  // The wall clock: signatures are checked against the real time.
+  const h = await startHarness({ receiver: true, smtp: true, startDeliveries: true, systemClock: true });
+  const { app, receiver, smtp } = h;
 
   // Every client records the operations it called (method and OpenAPI path).
   const called = new Set<string>();
@@ -280,9 +272,6 @@ Deno.test("the client drives every operation of the real service", async (t) => 
       assert.deepEqual(unknown, [], "the client only calls documented operations");
     });
   } finally {
-    await smtp.close();
-    await app.close();
-    await receiver.close();
-    await db.close();
+    await h.close();
   }
 });

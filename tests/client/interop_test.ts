@@ -9,10 +9,9 @@ import assert from "node:assert/strict";
 import { verify as octokitVerify } from "@octokit/webhooks-methods";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { createClient, parseWebhookEvent, verifyWebhookSignature } from "../../src/client/mod.ts";
-import { createTestDb } from "../_helpers/db.ts";
-import { newApiKey, newUser, startApp } from "../_helpers/app.ts";
-import { type ReceivedRequest, startReceiver } from "../_helpers/receiver.ts";
-import { staticResolver } from "../../src/url_safety/resolver.ts";
+import { newApiKey } from "../_helpers/app.ts";
+import { startHarness } from "../_helpers/harness.ts";
+import type { ReceivedRequest } from "../_helpers/receiver.ts";
 
 // Deliberately not ASCII: the key is the secret's UTF-8 bytes on every side.
 const SECRET = "interop-secret-ünïcödé-0123456789";
@@ -74,15 +73,10 @@ async function assertInterop(req: ReceivedRequest, type: string): Promise<void> 
 }
 
 Deno.test("real deliveries verify with @octokit/webhooks-methods, standardwebhooks and our verifier", async () => {
-  const db = await createTestDb();
-  const receiver = await startReceiver();
-  const app = await startApp(db.sql, {
-    env: { WEBHOOK_TRUSTED_HOSTS: "localhost" },
-    resolver: staticResolver({ localhost: ["127.0.0.1"] }),
-    startDeliveries: true,
-  });
+  // The wall clock: standardwebhooks checks the signature's timestamp against the real time.
+  const h = await startHarness({ receiver: true, user: "pro", startDeliveries: true, systemClock: true });
+  const { app, receiver, user } = h;
   try {
-    const user = await newUser(app, "pro");
     const { key } = await newApiKey(app, user);
     const client = createClient({ baseUrl: app.baseUrl, apiKey: key });
     const { data: webhook, error } = await client.webhooks.create({
@@ -106,8 +100,6 @@ Deno.test("real deliveries verify with @octokit/webhooks-methods, standardwebhoo
     const event = await parseWebhookEvent(created!.body, created!.headers, SECRET);
     assert.ok(event.type === "inbox.created" && event.data.address === inbox.address);
   } finally {
-    await app.close();
-    await receiver.close();
-    await db.close();
+    await h.close();
   }
 });

@@ -6,10 +6,15 @@ import {
   type WebhookEvent,
   WebhookVerificationError,
 } from "../../src/client/mod.ts";
-import { buildDeliveryHeaders, signatureHeader } from "../../src/deliveries/signer.ts";
+import { buildDeliveryHeaders, importSigningKey, signatureHeader } from "../../src/deliveries/signer.ts";
 
 const SECRET = "whsec-test-0123456789abcdef";
 const NOW = Date.parse("2026-03-01T12:00:00Z");
+
+/** The service's X-Webhook-Signature of `body` under SECRET (the signer takes the secret as an imported key). */
+async function serviceSignature(body: string): Promise<string> {
+  return await signatureHeader(await importSigningKey(SECRET), body);
+}
 
 function eventBody(createdAt = new Date(NOW).toISOString(), type = "inbox.created"): string {
   return JSON.stringify({
@@ -31,7 +36,7 @@ async function deliveryHeaders(body: string, timestamp = NOW / 1000, secret: str
       deliveryId: "dlv_1",
       timestamp,
       body,
-      secret,
+      secret: secret === null ? null : await importSigningKey(secret),
     }),
   );
 }
@@ -48,7 +53,7 @@ async function rejects(promise: Promise<unknown>, reason: string, message: RegEx
 
 Deno.test("verifyWebhookSignature: accepts the service's signature", async () => {
   const body = eventBody();
-  const header = await signatureHeader(SECRET, body);
+  const header = await serviceSignature(body);
   assert.match(header, /^sha256=[0-9a-f]{64}$/);
   assert.equal(await verifyWebhookSignature(body, header, SECRET), true);
 });
@@ -60,13 +65,13 @@ Deno.test("verifyWebhookSignature: a known vector (HMAC-SHA256 of RFC 4231 case 
 
 Deno.test("verifyWebhookSignature: wrong secret", async () => {
   const body = eventBody();
-  const header = await signatureHeader(SECRET, body);
+  const header = await serviceSignature(body);
   assert.equal(await verifyWebhookSignature(body, header, SECRET + "x"), false);
 });
 
 Deno.test("verifyWebhookSignature: tampered body (one character, whitespace, re-serialised JSON)", async () => {
   const body = eventBody();
-  const header = await signatureHeader(SECRET, body);
+  const header = await serviceSignature(body);
   assert.equal(await verifyWebhookSignature(body.replace("a@inbox", "b@inbox"), header, SECRET), false);
   assert.equal(await verifyWebhookSignature(body + " ", header, SECRET), false);
   assert.equal(await verifyWebhookSignature(JSON.stringify(JSON.parse(body), null, 2), header, SECRET), false);
@@ -81,7 +86,7 @@ Deno.test("verifyWebhookSignature: missing header", async () => {
 
 Deno.test("verifyWebhookSignature: malformed headers", async () => {
   const body = eventBody();
-  const hex = (await signatureHeader(SECRET, body)).slice("sha256=".length);
+  const hex = (await serviceSignature(body)).slice("sha256=".length);
   for (
     const header of [
       hex, // no scheme
@@ -103,7 +108,7 @@ Deno.test("verifyWebhookSignature: malformed headers", async () => {
 
 Deno.test("verifyWebhookSignature: uppercase hex is refused (the format is lowercase)", async () => {
   const body = eventBody();
-  const header = await signatureHeader(SECRET, body);
+  const header = await serviceSignature(body);
   const upper = "sha256=" + header.slice("sha256=".length).toUpperCase();
   assert.notEqual(upper, header);
   assert.equal(await verifyWebhookSignature(body, upper, SECRET), false);
@@ -123,7 +128,7 @@ Deno.test("parseWebhookEvent: returns the typed event of a fresh, signed deliver
 
 Deno.test("parseWebhookEvent: plain header records (any case, Node-style arrays) work too", async () => {
   const body = eventBody();
-  const signature = await signatureHeader(SECRET, body);
+  const signature = await serviceSignature(body);
   const event = await parseWebhookEvent(body, { "X-Webhook-Signature": signature }, SECRET, { now: new Date(NOW) });
   assert.equal(event.id, "evt_0123456789");
   const again = await parseWebhookEvent(body, { "x-webhook-signature": [signature] }, SECRET, { now: NOW });
@@ -159,21 +164,21 @@ Deno.test("parseWebhookEvent: refuses a tampered body", async () => {
 
 Deno.test("parseWebhookEvent: refuses a replayed old event (createdAt beyond the tolerance)", async () => {
   const body = eventBody(new Date(NOW - 301_000).toISOString());
-  const headers = { "x-webhook-signature": await signatureHeader(SECRET, body) };
+  const headers = { "x-webhook-signature": await serviceSignature(body) };
   await rejects(parseWebhookEvent(body, headers, SECRET, { now: NOW }), "stale_event", /too old.*tolerance 300 s/);
   // Within the tolerance, or with a larger one, it passes.
   const ok = await parseWebhookEvent(body, headers, SECRET, { now: NOW, toleranceSeconds: 600 });
   assert.equal(ok.type, "inbox.created");
   const edge = eventBody(new Date(NOW - 299_000).toISOString());
-  await parseWebhookEvent(edge, { "x-webhook-signature": await signatureHeader(SECRET, edge) }, SECRET, { now: NOW });
+  await parseWebhookEvent(edge, { "x-webhook-signature": await serviceSignature(edge) }, SECRET, { now: NOW });
 });
 
 Deno.test("parseWebhookEvent: refuses an event from beyond the tolerance in the future", async () => {
   const body = eventBody(new Date(NOW + 301_000).toISOString());
-  const headers = { "x-webhook-signature": await signatureHeader(SECRET, body) };
+  const headers = { "x-webhook-signature": await serviceSignature(body) };
   await rejects(parseWebhookEvent(body, headers, SECRET, { now: NOW }), "future_event", /in the future/);
   const near = eventBody(new Date(NOW + 60_000).toISOString());
-  await parseWebhookEvent(near, { "x-webhook-signature": await signatureHeader(SECRET, near) }, SECRET, { now: NOW });
+  await parseWebhookEvent(near, { "x-webhook-signature": await serviceSignature(near) }, SECRET, { now: NOW });
 });
 
 Deno.test("parseWebhookEvent: with Standard Webhooks headers, the signed attempt time is what ages", async () => {
@@ -203,7 +208,7 @@ Deno.test("parseWebhookEvent: refuses signed bodies that are not events", async 
       JSON.stringify({ id: "evt_1", type: "test", createdAt: "yesterday", data: {} }),
     ]
   ) {
-    const headers = { "x-webhook-signature": await signatureHeader(SECRET, body) };
+    const headers = { "x-webhook-signature": await serviceSignature(body) };
     await rejects(parseWebhookEvent(body, headers, SECRET, { now: NOW }), "malformed_event", /./);
   }
 });

@@ -5,15 +5,16 @@
  */
 import assert from "node:assert/strict";
 import * as repo from "../../src/deliveries/repo.ts";
-import { createWebhook, type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
+import { createWebhook } from "../_helpers/app.ts";
+import { type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
 
-const CAPS = { perTrigger: 3, perWebhook: 16 };
+const CAPS = { perTrigger: 3, perWebhook: 16, perAccount: 64 };
 
 /** One claim as the queue makes it; returns the claimed ids. */
 async function claim(f: DeliveryFixture, worker = "w1", limit = 64): Promise<string[]> {
   const now = f.clock.now();
   return await f.db.sql.begin(async (tx) => {
-    const due = await repo.lockDue(tx, now, limit, CAPS.perWebhook);
+    const due = await repo.lockDue(tx, now, limit, CAPS);
     const claimed = await repo.markInFlightWithinCaps(
       tx,
       due.filter((d) => d.active).map((d) => d.id),
@@ -33,7 +34,7 @@ async function inFlight(f: DeliveryFixture): Promise<{ eventId: string; webhookI
 Deno.test("one event to 10 webhooks: a claim takes 3, the next none until one finishes", async () => {
   const f = await deliveryFixture();
   try {
-    for (let i = 0; i < 10; i++) await createWebhook(f, { url: f.receiver.url(`/w${i}`) });
+    for (let i = 0; i < 10; i++) await createWebhook(f.app, f.user, f.receiver.url(`/w${i}`));
     await emitInboxCreated(f);
     assert.equal((await claim(f)).length, 3);
     assert.equal((await claim(f, "w2")).length, 0, "another worker gets none while 3 are in flight");
@@ -49,7 +50,7 @@ Deno.test("one event to 10 webhooks: a claim takes 3, the next none until one fi
 Deno.test("20 events to one webhook: a claim takes 16, and an expired lease no longer counts", async () => {
   const f = await deliveryFixture();
   try {
-    await createWebhook(f, { url: f.receiver.url("/one") });
+    await createWebhook(f.app, f.user, f.receiver.url("/one"));
     for (let i = 0; i < 20; i++) await emitInboxCreated(f);
     assert.equal((await claim(f)).length, 16);
     assert.equal((await claim(f)).length, 0, "the webhook is at its cap");
@@ -67,7 +68,7 @@ Deno.test("both caps in one claim: per webhook first, then per event", async () 
   const f = await deliveryFixture();
   try {
     const hooks: string[] = [];
-    for (let i = 0; i < 4; i++) hooks.push(await createWebhook(f, { url: f.receiver.url(`/c${i}`) }));
+    for (let i = 0; i < 4; i++) hooks.push(await createWebhook(f.app, f.user, f.receiver.url(`/c${i}`)));
     for (let i = 0; i < 6; i++) await emitInboxCreated(f);
     const ids = await claim(f);
     const rows = await inFlight(f);
@@ -85,7 +86,7 @@ Deno.test("both caps in one claim: per webhook first, then per event", async () 
 Deno.test("an attempt whose webhook was disabled after it was queued is cancelled, not sent", async () => {
   const f = await deliveryFixture();
   try {
-    const id = await createWebhook(f, { url: f.receiver.url("/off") });
+    const id = await createWebhook(f.app, f.user, f.receiver.url("/off"));
     const eventId = await emitInboxCreated(f);
     await f.db.sql`UPDATE webhooks SET active = false WHERE id = ${id}`;
     assert.equal(await f.app.deps.deliveries.queue.runOnce(), 0);

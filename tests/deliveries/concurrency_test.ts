@@ -4,19 +4,14 @@
  * up a healthy one.
  */
 import assert from "node:assert/strict";
-import { startApp } from "../_helpers/app.ts";
-import { staticResolver } from "../../src/url_safety/resolver.ts";
-import { createWebhook, deliveryFixture, emitInboxCreated } from "./_support.ts";
+import { createWebhook } from "../_helpers/app.ts";
+import { deliveryFixture, emitInboxCreated } from "./_support.ts";
 
 Deno.test("10 webhooks on one event, a slow receiver, two instances: never more than 3 in flight", async () => {
   const f = await deliveryFixture({ startDeliveries: true });
   // A second instance on the same database competes for the same deliveries.
-  const second = await startApp(await f.db.connect(5), {
-    clock: f.app.deps.clock,
-    resolver: staticResolver({ localhost: ["127.0.0.1"] }),
-    env: { WEBHOOK_TRUSTED_HOSTS: "localhost" },
-    startDeliveries: true,
-  });
+  // It hears the NOTIFY of the first instance's commit, as a real second instance does.
+  const second = await f.startInstance({ startDeliveries: true, listen: true });
   try {
     let active = 0;
     let peak = 0;
@@ -26,9 +21,8 @@ Deno.test("10 webhooks on one event, a slow receiver, two instances: never more 
       setTimeout(() => active--, 300);
       return { delayMs: 300 };
     });
-    for (let i = 0; i < 10; i++) await createWebhook(f, { url: f.receiver.url(`/h${i}`) });
+    for (let i = 0; i < 10; i++) await createWebhook(f.app, f.user, f.receiver.url(`/h${i}`));
     await emitInboxCreated(f);
-    second.deps.deliveries.wake();
     const requests = await f.receiver.waitFor(10, 20_000);
     assert.equal(new Set(requests.map((r) => r.path)).size, 10, "every webhook got the event once");
     assert.ok(peak <= 3, `peak in flight was ${peak}`);
@@ -43,8 +37,8 @@ Deno.test("a receiver that hangs does not delay deliveries to a healthy one", as
   const f = await deliveryFixture({ startDeliveries: true, env: { DELIVERY_TIMEOUT_MS: "3000" } });
   try {
     f.receiver.respond((req) => req.path === "/hang" ? { delayMs: 10_000 } : { status: 200 });
-    const hanging = await createWebhook(f, { url: f.receiver.url("/hang") });
-    await createWebhook(f, { url: f.receiver.url("/healthy") });
+    const hanging = await createWebhook(f.app, f.user, f.receiver.url("/hang"));
+    await createWebhook(f.app, f.user, f.receiver.url("/healthy"));
     // Five events, each to both webhooks: the hanging ones take a slot each.
     for (let i = 0; i < 5; i++) await emitInboxCreated(f);
     const healthyDone = async () => {

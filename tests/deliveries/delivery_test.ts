@@ -3,22 +3,18 @@
  * claimed from PostgreSQL, sent over TLS to a real HTTPS receiver, recorded.
  */
 import assert from "node:assert/strict";
-import {
-  closedPort,
-  createWebhook,
-  deliveryFixture,
-  deliveryLog,
-  emitInboxCreated,
-  getWebhookJson,
-  hmacHex,
-} from "./_support.ts";
+import { runSweeps } from "../../src/service/sweeps.ts";
+import { createWebhook } from "../_helpers/app.ts";
+import { hmacHex } from "../_helpers/hmac.ts";
+import { freePort } from "../_helpers/ports.ts";
+import { deliveryFixture, deliveryLog, emitInboxCreated, getWebhookJson } from "./_support.ts";
 
 const SECRET = "whsec-test-secret-0123456789";
 
 Deno.test("a delivery carries every header of spec 6.2 and a signature that verifies independently", async () => {
   const f = await deliveryFixture();
   try {
-    const id = await createWebhook(f, { url: f.receiver.url("/hook"), secret: SECRET });
+    const id = await createWebhook(f.app, f.user, f.receiver.url("/hook"), ["inbox.created"], SECRET);
     const eventId = await emitInboxCreated(f, "inb_sig");
     await f.app.deps.deliveries.queue.drain();
     const [req] = await f.receiver.waitFor(1);
@@ -55,7 +51,7 @@ Deno.test("a delivery carries every header of spec 6.2 and a signature that veri
 Deno.test("a secret changed or removed by PATCH signs the very next delivery (no stale cached key)", async () => {
   const f = await deliveryFixture();
   try {
-    const id = await createWebhook(f, { url: f.receiver.url("/rotate"), secret: SECRET });
+    const id = await createWebhook(f.app, f.user, f.receiver.url("/rotate"), ["inbox.created"], SECRET);
     const patch = async (secret: string | null) => {
       const res = await f.app.request(`/api/user-webhooks/${id}`, {
         method: "PATCH",
@@ -86,8 +82,8 @@ Deno.test("a secret changed or removed by PATCH signs the very next delivery (no
 Deno.test("without a secret there is no signature header; another event type is not delivered", async () => {
   const f = await deliveryFixture();
   try {
-    await createWebhook(f, { url: f.receiver.url("/plain") });
-    await createWebhook(f, { url: f.receiver.url("/other"), events: ["message.received"] });
+    await createWebhook(f.app, f.user, f.receiver.url("/plain"));
+    await createWebhook(f.app, f.user, f.receiver.url("/other"), ["message.received"]);
     await emitInboxCreated(f);
     await f.app.deps.deliveries.queue.drain();
     assert.equal(f.receiver.requests.length, 1);
@@ -104,7 +100,7 @@ Deno.test("without a secret there is no signature header; another event type is 
 Deno.test("a retry has a new X-Delivery-ID and the same event id; success resets failureCount", async () => {
   const f = await deliveryFixture();
   try {
-    const id = await createWebhook(f, { url: f.receiver.url("/hook"), secret: SECRET });
+    const id = await createWebhook(f.app, f.user, f.receiver.url("/hook"), ["inbox.created"], SECRET);
     f.receiver.respond((_req, i) => ({ status: i === 0 ? 500 : 200 }));
     await emitInboxCreated(f);
     await f.app.deps.deliveries.queue.drain();
@@ -135,7 +131,7 @@ Deno.test("a retry has a new X-Delivery-ID and the same event id; success resets
 Deno.test("retry schedule with a fake clock: +10 s, +1 min, +5 min, +30 min, then disabled at the 5th failure", async () => {
   const f = await deliveryFixture();
   try {
-    const id = await createWebhook(f, { url: f.receiver.url("/down") });
+    const id = await createWebhook(f.app, f.user, f.receiver.url("/down"));
     f.receiver.respond({ status: 503 });
     await emitInboxCreated(f);
     const queue = f.app.deps.deliveries.queue;
@@ -181,7 +177,7 @@ Deno.test("retry schedule with a fake clock: +10 s, +1 min, +5 min, +30 min, the
 Deno.test("the 5th consecutive failure cancels the webhook's pending retries", async () => {
   const f = await deliveryFixture();
   try {
-    const id = await createWebhook(f, { url: f.receiver.url("/down") });
+    const id = await createWebhook(f.app, f.user, f.receiver.url("/down"));
     f.receiver.respond({ status: 500 });
     for (let i = 0; i < 5; i++) await emitInboxCreated(f);
     await f.app.deps.deliveries.queue.drain();
@@ -204,7 +200,7 @@ Deno.test("the 5th consecutive failure cancels the webhook's pending retries", a
 Deno.test("a 3xx is a failure and the redirect target is never requested", async () => {
   const f = await deliveryFixture();
   try {
-    const id = await createWebhook(f, { url: f.receiver.url("/moved") });
+    const id = await createWebhook(f.app, f.user, f.receiver.url("/moved"));
     f.receiver.respond((req) =>
       req.path === "/moved" ? { status: 302, headers: { location: f.receiver.url("/target") } } : { status: 200 }
     );
@@ -222,7 +218,7 @@ Deno.test("a 3xx is a failure and the redirect target is never requested", async
 Deno.test("a receiver slower than the timeout is a failure with a readable reason", async () => {
   const f = await deliveryFixture({ env: { DELIVERY_TIMEOUT_MS: "300" } });
   try {
-    const id = await createWebhook(f, { url: f.receiver.url("/slow") });
+    const id = await createWebhook(f.app, f.user, f.receiver.url("/slow"));
     f.receiver.respond({ delayMs: 3_000 });
     await emitInboxCreated(f);
     await f.app.deps.deliveries.queue.drain();
@@ -241,8 +237,8 @@ Deno.test("a receiver slower than the timeout is a failure with a readable reaso
 Deno.test("connection refused and an untrusted certificate are failures with their reason", async () => {
   const f = await deliveryFixture();
   try {
-    const port = closedPort();
-    const id = await createWebhook(f, { url: `https://localhost:${port}/hook` });
+    const port = freePort();
+    const id = await createWebhook(f.app, f.user, `https://localhost:${port}/hook`);
     await emitInboxCreated(f);
     await f.app.deps.deliveries.queue.drain();
     assert.equal((await getWebhookJson(f, id)).lastFailureReason, "Connection refused");
@@ -255,7 +251,7 @@ Deno.test("connection refused and an untrusted certificate are failures with the
       onListen: () => {},
     }, () => new Response("should never be reached"));
     try {
-      const tlsId = await createWebhook(f, { url: `https://localhost:${untrusted.addr.port}/hook` });
+      const tlsId = await createWebhook(f.app, f.user, `https://localhost:${untrusted.addr.port}/hook`);
       await emitInboxCreated(f);
       await f.app.deps.deliveries.queue.drain();
       assert.match(String((await getWebhookJson(f, tlsId)).lastFailureReason), /^TLS error: /);
@@ -272,7 +268,7 @@ Deno.test("a name that now resolves to 127.0.0.1 (DNS rebinding) is refused with
   try {
     // Not a trusted host: registration checks its public answer.
     f.dns.set("rebind.test", ["93.184.216.34"]);
-    const id = await createWebhook(f, { url: `https://rebind.test:${f.receiver.port}/hook` });
+    const id = await createWebhook(f.app, f.user, `https://rebind.test:${f.receiver.port}/hook`);
     f.dns.set("rebind.test", ["127.0.0.1"]);
     await emitInboxCreated(f);
     await f.app.deps.deliveries.queue.drain();
@@ -296,7 +292,7 @@ Deno.test("a name that now resolves to 127.0.0.1 (DNS rebinding) is refused with
 Deno.test("test endpoint: a signed `test` event, the body cut at 500 characters, and no state change", async () => {
   const f = await deliveryFixture();
   try {
-    const id = await createWebhook(f, { url: f.receiver.url("/hook"), secret: SECRET });
+    const id = await createWebhook(f.app, f.user, f.receiver.url("/hook"), ["inbox.created"], SECRET);
     f.receiver.respond({ status: 200, body: "x".repeat(600) });
     const res = await f.app.request(`/api/user-webhooks/${id}/test`, { method: "POST", cookie: f.user.cookie });
     assert.equal(res.status, 200);
@@ -352,8 +348,8 @@ Deno.test("test endpoint: a signed `test` event, the body cut at 500 characters,
 Deno.test("test endpoint without an HTTP response: status 0 and the reason in responseBody", async () => {
   const f = await deliveryFixture();
   try {
-    const port = closedPort();
-    const id = await createWebhook(f, { url: `https://localhost:${port}/hook` });
+    const port = freePort();
+    const id = await createWebhook(f.app, f.user, `https://localhost:${port}/hook`);
     const result = await (await f.app.request(`/api/user-webhooks/${id}/test`, {
       method: "POST",
       cookie: f.user.cookie,
@@ -369,7 +365,7 @@ Deno.test("test endpoint without an HTTP response: status 0 and the reason in re
 Deno.test("delivery log: newest first with cursor pagination; redelivery sends the same event again", async () => {
   const f = await deliveryFixture();
   try {
-    const id = await createWebhook(f, { url: f.receiver.url("/hook") });
+    const id = await createWebhook(f.app, f.user, f.receiver.url("/hook"));
     const events: string[] = [];
     for (let i = 0; i < 3; i++) {
       events.push(await emitInboxCreated(f));
@@ -433,7 +429,7 @@ Deno.test("delivery log: newest first with cursor pagination; redelivery sends t
 Deno.test("another account can neither read the log of nor redeliver or test someone else's webhook", async () => {
   const f = await deliveryFixture();
   try {
-    const id = await createWebhook(f, { url: f.receiver.url("/hook") });
+    const id = await createWebhook(f.app, f.user, f.receiver.url("/hook"));
     await emitInboxCreated(f);
     await f.app.deps.deliveries.queue.drain();
     const [entry] = await deliveryLog(f, id);
@@ -459,7 +455,7 @@ Deno.test("another account can neither read the log of nor redeliver or test som
 Deno.test("a crashed worker's claim is taken over when its lease runs out", async () => {
   const f = await deliveryFixture();
   try {
-    await createWebhook(f, { url: f.receiver.url("/hook") });
+    await createWebhook(f.app, f.user, f.receiver.url("/hook"));
     await emitInboxCreated(f);
     // Another worker claimed it and died: in flight, lease in the future.
     const leaseUntil = new Date(f.clock.now().getTime() + 15_000);
@@ -479,14 +475,14 @@ Deno.test("a crashed worker's claim is taken over when its lease runs out", asyn
 Deno.test("the sweep purges delivery records older than the retention", async () => {
   const f = await deliveryFixture({ env: { DELIVERY_RETENTION_DAYS: "2" } });
   try {
-    await createWebhook(f, { url: f.receiver.url("/hook") });
+    await createWebhook(f.app, f.user, f.receiver.url("/hook"));
     await emitInboxCreated(f);
     await f.app.deps.deliveries.queue.drain();
     f.clock.advance(86_400_000);
     await emitInboxCreated(f);
     await f.app.deps.deliveries.queue.drain();
     f.clock.advance(86_400_000 + 1000);
-    await f.app.deps.deliveries.sweep();
+    await runSweeps(f.app.deps.sweeps, f.clock.now());
     const left = await f.db.sql`SELECT count(*)::int AS n FROM deliveries`;
     assert.equal(left[0]!.n, 1, "only the record younger than 2 days remains");
     const events = await f.db.sql`SELECT count(*)::int AS n FROM events`;
@@ -499,7 +495,7 @@ Deno.test("the sweep purges delivery records older than the retention", async ()
 Deno.test("graceful stop lets an attempt in flight finish and record its result", async () => {
   const f = await deliveryFixture({ startDeliveries: true });
   try {
-    await createWebhook(f, { url: f.receiver.url("/hook") });
+    await createWebhook(f.app, f.user, f.receiver.url("/hook"));
     f.receiver.respond({ delayMs: 400 });
     await emitInboxCreated(f);
     await f.receiver.waitFor(1);
@@ -514,7 +510,7 @@ Deno.test("graceful stop lets an attempt in flight finish and record its result"
 Deno.test("metrics count outcomes and expose the queue depth", async () => {
   const f = await deliveryFixture();
   try {
-    await createWebhook(f, { url: f.receiver.url("/hook") });
+    await createWebhook(f.app, f.user, f.receiver.url("/hook"));
     await emitInboxCreated(f);
     await emitInboxCreated(f);
     let text = await (await f.app.request("/metrics")).text();

@@ -1,10 +1,9 @@
 /** What counts as a success: any 2xx. Redirects, other statuses and network errors fail with a reason. */
 import assert from "node:assert/strict";
-import { judge } from "../../src/deliveries/dispatcher.ts";
-import { parseRetryAfter } from "../../src/deliveries/http_client.ts";
+import { judge, parseRetryAfter } from "../../src/deliveries/verdict.ts";
 
-const response = (status: number, retryAfterSeconds?: number) =>
-  ({ kind: "response", status, body: "", retryAfterSeconds, durationMs: 12 }) as const;
+const response = (status: number, retryAfter?: string) =>
+  ({ kind: "response", status, body: "", retryAfter, durationMs: 12 }) as const;
 
 Deno.test("2xx succeeds, whatever the body", () => {
   for (const status of [200, 201, 202, 204, 299]) assert.equal(judge(response(status)).ok, true, String(status));
@@ -16,7 +15,7 @@ Deno.test("3xx fails as a redirect not followed; 4xx and 5xx fail with their sta
   assert.equal(!r.ok && r.reason, "HTTP 301: redirect not followed");
   assert.equal(!r.ok && r.responseStatus, 301);
   for (const status of [400, 404, 410, 429, 500, 503]) {
-    const v = judge(response(status, 30));
+    const v = judge(response(status, "30"));
     assert.equal(v.ok, false);
     assert.equal(!v.ok && v.reason, `HTTP ${status}`);
     assert.equal(!v.ok && v.retryAfterSeconds, 30);

@@ -7,70 +7,25 @@
 import assert from "node:assert/strict";
 import { createTestDb, type TestDb } from "../_helpers/db.ts";
 import { serviceEnv, startService } from "../_helpers/process.ts";
-import { type Receiver, startReceiver } from "../_helpers/receiver.ts";
-import { ADMIN_TOKEN } from "../_helpers/app.ts";
+import { pairs, type Receiver, startReceiver } from "../_helpers/receiver.ts";
+import { apiAt, createWebhook, newOperatorAccount } from "../_helpers/app.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
+import { waitUntil } from "../_helpers/wait.ts";
 
 const ENV = { DELIVERY_TIMEOUT_MS: "2000" };
 
 /** A pro account with three webhooks to the receiver, made over the service's HTTP API. */
 async function setUp(url: string, receiver: Receiver): Promise<{ accountId: string; webhooks: string[] }> {
-  const post = async (path: string, body: unknown, headers: Record<string, string>) => {
-    const res = await fetch(url + path, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...headers },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    return await res.json();
-  };
-  const account = await post("/admin/accounts", {
-    email: `proc-${crypto.randomUUID()}@example.com`,
-    password: "password123",
-    plan: "pro",
-  }, { authorization: `Bearer ${ADMIN_TOKEN}` });
-  const login = await fetch(url + "/api/auth/login", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ email: account.email, password: "password123" }),
-  });
-  await login.body?.cancel();
-  const cookie = login.headers.getSetCookie()[0]!.split(";")[0]!;
+  const api = apiAt(url);
+  const account = await newOperatorAccount(api, "pro");
   const webhooks: string[] = [];
-  for (const path of ["/a", "/b", "/c"]) {
-    webhooks.push(
-      (await post("/api/user-webhooks", { url: receiver.url(path), events: ["inbox.created"] }, { cookie })).id,
-    );
-  }
+  for (const path of ["/a", "/b", "/c"]) webhooks.push(await createWebhook(api, account, receiver.url(path)));
   return { accountId: account.id, webhooks };
 }
 
 /** Commits `count` inbox.created events in transactions of ten; returns their ids. */
 async function emitEvents(db: TestDb, accountId: string, count: number): Promise<string[]> {
   return (await commitInboxEvents(db.sql, accountId, count)).map((e) => e.id);
-}
-
-/** (webhook, event) pairs the receiver has seen, with how often. */
-function pairs(receiver: Receiver): Map<string, number> {
-  const seen = new Map<string, number>();
-  for (const r of receiver.requests) {
-    const key = `${r.headers["x-webhook-id"]} ${JSON.parse(r.body).id}`;
-    seen.set(key, (seen.get(key) ?? 0) + 1);
-  }
-  return seen;
-}
-
-async function waitUntil(condition: () => boolean, timeoutMs: number, what: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let report = Date.now() + 5000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting: ${what()}`);
-    if (Date.now() > report && Deno.env.get("DEBUG_PROCESS_TEST")) {
-      console.log("waiting:", what());
-      report = Date.now() + 5000;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 Deno.test("kill -9 mid-burst, then restart: every event reaches every webhook", async () => {

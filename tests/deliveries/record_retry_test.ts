@@ -8,10 +8,12 @@
  */
 import assert from "node:assert/strict";
 import type { Sql } from "../../src/db/client.ts";
-import { type DispatcherDeps, recordWithRetry, type Verdict } from "../../src/deliveries/dispatcher.ts";
+import { type DispatcherDeps, recordWithRetry } from "../../src/deliveries/dispatcher.ts";
+import type { Verdict } from "../../src/deliveries/verdict.ts";
 import { SuccessWriter } from "../../src/deliveries/success_writer.ts";
 import * as repo from "../../src/deliveries/repo.ts";
-import { claimExactly, createWebhook, type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
+import { createWebhook } from "../_helpers/app.ts";
+import { claimExactly, type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
 
 const WORKER = "test-host:1:record";
 const SUCCESS: Verdict = { ok: true, responseStatus: 204, durationMs: 12 };
@@ -35,7 +37,7 @@ function flaky(sql: Sql, failures: number): { sql: Sql; calls: () => number } {
 
 /** One attempt to the fixture's receiver, claimed by WORKER with a lease of `leaseMs`. */
 async function claimOne(f: DeliveryFixture, leaseMs: number): Promise<repo.ClaimedDelivery> {
-  await createWebhook(f, { url: f.receiver.url("/r") });
+  await createWebhook(f.app, f.user, f.receiver.url("/r"));
   const eventId = await emitInboxCreated(f);
   const [row] = await f.db.sql<{ id: string }[]>`SELECT id FROM deliveries WHERE event_id = ${eventId}`;
   const leaseUntil = new Date(f.clock.now().getTime() + leaseMs);

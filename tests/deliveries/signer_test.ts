@@ -1,22 +1,33 @@
 /** Signing and headers are pure: checked here against an independent HMAC (node:crypto). */
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { buildDeliveryHeaders, signatureHeader, standardSignature } from "../../src/deliveries/signer.ts";
+import {
+  buildDeliveryHeaders,
+  importSigningKey,
+  signatureHeader,
+  standardSignature,
+} from "../../src/deliveries/signer.ts";
 
 const body = JSON.stringify({ id: "evt_1", type: "inbox.created", createdAt: "2026-01-01T00:00:00.000Z", data: {} });
 const secret = "a-secret-of-24-characters";
+/** The secret as the dispatcher holds it: an imported key. */
+const key = (text: string) => importSigningKey(text);
 
 Deno.test("X-Webhook-Signature is sha256= and the lowercase hex HMAC-SHA256 of the raw body", async () => {
   const expected = "sha256=" + createHmac("sha256", secret).update(body).digest("hex");
-  assert.equal(await signatureHeader(secret, body), expected);
+  assert.equal(await signatureHeader(await key(secret), body), expected);
   assert.match(expected, /^sha256=[0-9a-f]{64}$/);
-  assert.notEqual(await signatureHeader(secret, body + " "), expected, "any change to the body changes it");
-  assert.notEqual(await signatureHeader(secret + "x", body), expected, "another secret gives another signature");
+  assert.notEqual(await signatureHeader(await key(secret), body + " "), expected, "any change to the body changes it");
+  assert.notEqual(
+    await signatureHeader(await key(secret + "x"), body),
+    expected,
+    "another secret gives another signature",
+  );
 });
 
 Deno.test("the Standard Webhooks signature is v1, + base64 HMAC of id.timestamp.body", async () => {
   const expected = "v1," + createHmac("sha256", secret).update(`evt_1.1700000000.${body}`).digest("base64");
-  assert.equal(await standardSignature(secret, "evt_1", 1700000000, body), expected);
+  assert.equal(await standardSignature(await key(secret), "evt_1", 1700000000, body), expected);
 });
 
 Deno.test("headers: exactly spec 6.2 plus Standard Webhooks', signed only with a secret", async () => {
@@ -29,7 +40,7 @@ Deno.test("headers: exactly spec 6.2 plus Standard Webhooks', signed only with a
     timestamp: 1700000000,
     body,
   };
-  const signed = await buildDeliveryHeaders({ ...input, secret });
+  const signed = await buildDeliveryHeaders({ ...input, secret: await key(secret) });
   assert.deepEqual(Object.keys(signed).sort(), [
     "Content-Type",
     "User-Agent",
@@ -48,7 +59,7 @@ Deno.test("headers: exactly spec 6.2 plus Standard Webhooks', signed only with a
   assert.equal(signed["X-Delivery-ID"], "dlv_1");
   assert.equal(signed["webhook-id"], "evt_1");
   assert.equal(signed["webhook-timestamp"], "1700000000");
-  assert.equal(signed["X-Webhook-Signature"], await signatureHeader(secret, body));
+  assert.equal(signed["X-Webhook-Signature"], await signatureHeader(await key(secret), body));
 
   const unsigned = await buildDeliveryHeaders({ ...input, secret: null });
   assert.equal(unsigned["X-Webhook-Signature"], undefined);

@@ -5,7 +5,9 @@
 import assert from "node:assert/strict";
 import { SuccessWriter } from "../../src/deliveries/success_writer.ts";
 import * as repo from "../../src/deliveries/repo.ts";
-import { claimExactly, createWebhook, deliveryFixture, emitInboxCreated } from "./_support.ts";
+import { createWebhook } from "../_helpers/app.ts";
+import { T0 } from "../_helpers/clock.ts";
+import { claimExactly, deliveryFixture, emitInboxCreated } from "./_support.ts";
 
 function result(id: string, finishedAt = new Date(0)): repo.AttemptResult {
   return { id, worker: "w", responseStatus: 200, durationMs: 3, error: null, finishedAt };
@@ -72,7 +74,7 @@ Deno.test("a failed write rejects its whole batch, and the writer carries on wit
 Deno.test("recordSuccesses closes the held attempts in one statement and skips one taken over", async () => {
   const f = await deliveryFixture();
   try {
-    const webhookId = await createWebhook(f, { url: f.receiver.url("/batch") });
+    const webhookId = await createWebhook(f.app, f.user, f.receiver.url("/batch"));
     await f.db.sql`UPDATE webhooks SET failure_count = 3 WHERE id = ${webhookId}`;
     const events = [await emitInboxCreated(f), await emitInboxCreated(f), await emitInboxCreated(f)];
     const rows = await f.db.sql<{ id: string }[]>`
@@ -82,8 +84,8 @@ Deno.test("recordSuccesses closes the held attempts in one statement and skips o
     await claimExactly(f, ids.slice(0, 2), "me", lease);
     await claimExactly(f, ids.slice(2), "someone-else", lease);
 
-    const early = new Date("2026-03-01T12:00:01Z");
-    const late = new Date("2026-03-01T12:00:02Z");
+    const early = new Date(T0 + 1_000);
+    const late = new Date(T0 + 2_000);
     const recorded = await repo.recordSuccesses(f.db.sql, "me", [
       result(ids[0]!, late),
       result(ids[1]!, early),

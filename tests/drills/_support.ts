@@ -7,9 +7,13 @@
  * `DRILL_SCALE=full` (`deno task drill`) runs them at size.
  */
 import type { TestDb } from "../_helpers/db.ts";
-import type { Receiver } from "../_helpers/receiver.ts";
-import { ADMIN_TOKEN } from "../_helpers/app.ts";
+import { pairKey, pairs, type Receiver } from "../_helpers/receiver.ts";
+import { apiAt, createWebhook, newOperatorAccount, type User } from "../_helpers/app.ts";
 import type { Committed } from "../_helpers/events.ts";
+import { waitUntil } from "../_helpers/wait.ts";
+
+export { pairKey, pairs };
+export { sleep, waitUntil } from "../_helpers/wait.ts";
 
 /** How big the drills are. */
 export type Scale = "short" | "full";
@@ -28,11 +32,7 @@ export function scaled<T>(short: T, full: T): T {
 }
 
 /** A signed-in account of the service. */
-export interface Account {
-  id: string;
-  email: string;
-  cookie: string;
-}
+export type Account = User;
 
 /** Sends a JSON request and returns status and parsed body; the body is always consumed. */
 export async function call(
@@ -41,14 +41,11 @@ export async function call(
   path: string,
   opts: { body?: unknown; cookie?: string; bearer?: string } = {},
 ): Promise<{ status: number; body: unknown }> {
-  const headers: Record<string, string> = {};
-  if (opts.body !== undefined) headers["content-type"] = "application/json";
-  if (opts.cookie) headers.cookie = opts.cookie;
-  if (opts.bearer) headers.authorization = `Bearer ${opts.bearer}`;
-  const res = await fetch(url + path, {
+  const res = await apiAt(url).request(path, {
     method,
-    headers,
-    ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+    ...(opts.body !== undefined ? { json: opts.body } : {}),
+    ...(opts.cookie ? { cookie: opts.cookie } : {}),
+    ...(opts.bearer ? { auth: opts.bearer } : {}),
   });
   const text = await res.text();
   let body: unknown = text;
@@ -60,62 +57,14 @@ export async function call(
   return { status: res.status, body };
 }
 
-function expect<T>(r: { status: number; body: unknown }, status: number, what: string): T {
-  if (r.status !== status) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body as T;
+/** An account on `plan` of the service at `url`, made by the operator API, signed in with a session cookie. */
+export function newAccount(url: string, plan: "pro" | "business" = "pro"): Promise<Account> {
+  return newOperatorAccount(apiAt(url), plan);
 }
 
-/** An account on `plan`, made by the operator API, signed in with a session cookie. */
-export async function newAccount(url: string, plan: "pro" | "business" = "pro"): Promise<Account> {
-  const email = `drill-${crypto.randomUUID()}@example.com`;
-  const created = expect<{ id: string }>(
-    await call(url, "POST", "/admin/accounts", { body: { email, password: "password123", plan }, bearer: ADMIN_TOKEN }),
-    201,
-    "create account",
-  );
-  const login = await fetch(url + "/api/auth/login", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ email, password: "password123" }),
-  });
-  await login.body?.cancel();
-  if (login.status !== 200) throw new Error(`login: ${login.status}`);
-  const cookie = login.headers.getSetCookie().find((c) => c.startsWith("session="))?.split(";")[0];
-  if (!cookie) throw new Error("login set no session cookie");
-  return { id: created.id, email, cookie };
-}
-
-/** Registers a webhook for `inbox.created` at `target`; returns its id. */
-export async function newWebhook(url: string, account: Account, target: string): Promise<string> {
-  const r = await call(url, "POST", "/api/user-webhooks", {
-    body: { url: target, events: ["inbox.created"] },
-    cookie: account.cookie,
-  });
-  return expect<{ id: string }>(r, 201, "create webhook").id;
-}
-
-/** Creates an API key for the account; returns the full key. */
-export async function newApiKey(url: string, account: Account): Promise<string> {
-  const r = await call(url, "POST", "/api/api-keys", { body: { name: "drill" }, cookie: account.cookie });
-  return expect<{ key: string }>(r, 201, "create API key").key;
-}
-
-/** A committed event: its id and when its transaction committed (ms since the epoch). */
-
-/** Key of a (webhook, event) pair as the receiver saw it. */
-export function pairKey(webhookId: string, eventId: string): string {
-  return `${webhookId} ${eventId}`;
-}
-
-/** (webhook, event) pairs the receiver has seen, with how often. */
-export function pairs(receiver: Receiver, since = 0): Map<string, number> {
-  const seen = new Map<string, number>();
-  for (const r of receiver.requests) {
-    if (r.receivedAt.getTime() < since) continue;
-    const key = pairKey(r.headers["x-webhook-id"] ?? "?", JSON.parse(r.body).id);
-    seen.set(key, (seen.get(key) ?? 0) + 1);
-  }
-  return seen;
+/** Registers a webhook for `inbox.created` at `target` on the service at `url`; returns its id. */
+export function newWebhook(url: string, account: Account, target: string): Promise<string> {
+  return createWebhook(apiAt(url), account, target);
 }
 
 /** How many of the expected pairs the receiver has seen. */
@@ -137,21 +86,6 @@ export function missingPairs(receiver: Receiver, webhooks: string[], events: Com
     }
   }
   return out;
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `condition` every 50 ms until it holds; throws with `what()` after `timeoutMs`. */
-export async function waitUntil(
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: () => string | Promise<string>,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting: ${await what()}`);
-    await sleep(50);
-  }
 }
 
 /** Delivery rows by status. */

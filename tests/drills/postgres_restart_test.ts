@@ -29,6 +29,7 @@ import {
 } from "./_support.ts";
 import { serviceEnv, startService } from "../_helpers/process.ts";
 import { commitInboxEvents, type Committed } from "../_helpers/events.ts";
+import { createNotificationHub } from "../../src/notifications/hub.ts";
 
 const EVENTS_BEFORE = scaled(300, 2000);
 const EVENTS_AFTER = scaled(50, 200);
@@ -313,6 +314,37 @@ Deno.test({
       await ensurePostgresUp();
       if (exitCode === undefined) await service.stop().catch(() => {});
       await receiver.close();
+      await db.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "drill: the notification hub listens again after a PostgreSQL restart and its subscribers re-check",
+  ignore: !CAN_RESTART,
+  fn: async () => {
+    const db = await createTestDb();
+    const hubSql = await db.connect(2);
+    const hub = createNotificationHub(hubSql);
+    const channel = `hubdrill_${crypto.randomUUID().slice(0, 8)}`;
+    const heard: string[] = [];
+    let resyncs = 0;
+    hub.subscribe(channel, { onNotify: (p) => void heard.push(p), onResync: () => void resyncs++ });
+    try {
+      await hub.start();
+      await db.sql`SELECT pg_notify(${channel}, 'before')`;
+      await waitUntil(() => heard.includes("before"), 5_000, () => "the NOTIFY before the restart");
+      const restarted = await pgctl("restart");
+      assert.equal(restarted.code, 0, restarted.out);
+      await ensurePostgresUp();
+      await waitUntil(() => resyncs >= 1, 10_000, () => "a re-check after the restart");
+      // The test's own pool reconnects too; retry its NOTIFY until it goes through.
+      await withRetry("NOTIFY after the restart", () => db.sql`SELECT pg_notify(${channel}, 'after')`);
+      await waitUntil(() => heard.includes("after"), 5_000, () => "the NOTIFY after the restart");
+      assert.deepEqual(heard, ["before", "after"]);
+    } finally {
+      await ensurePostgresUp();
+      await hub.stop().catch(() => {});
       await db.close();
     }
   },

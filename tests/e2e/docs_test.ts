@@ -3,7 +3,9 @@
  * the real service with every request to another origin aborted (so it must
  * work offline: Scalar's bundle comes from /docs/scalar.js), the operations and
  * the webhook event payloads render, and screenshots are saved to
- * tests/e2e/out/. Needs Debian's chromium (`apt-get install -y chromium`) at
+ * tests/e2e/out/. The page runs within its Content-Security-Policy: no
+ * violation is reported while it renders, and an injected script is refused.
+ * Needs Debian's chromium (`apt-get install -y chromium`) at
  * /usr/bin/chromium, or CHROMIUM_PATH. Run with `deno task test:e2e`.
  */
 import assert from "node:assert/strict";
@@ -65,9 +67,22 @@ Deno.test("GET /docs renders the API reference offline in Chromium", async () =>
       if (res.url().startsWith(origin) && res.status() >= 400) failedOwn.push(`${res.status()} ${res.url()}`);
     });
     page.on("pageerror", (err) => pageErrors.push(String(err)));
+    // Content-Security-Policy refusals, as the console reports them and as the page's own event does.
+    const cspViolations: string[] = [];
+    const reported = (text: string) => cspViolations.some((v) => v.includes(text));
+    page.on("console", (msg) => {
+      if (/Content Security Policy/i.test(msg.text())) cspViolations.push(`console: ${msg.text()}`);
+    });
+    await page.exposeFunction("reportCspViolation", (text: string) => cspViolations.push(`event: ${text}`));
+    await page.addInitScript(`document.addEventListener("securitypolicyviolation", (e) =>
+      reportCspViolation(e.effectiveDirective + " blocked " + (e.blockedURI || "inline") + " " + e.sample +
+        " at " + e.sourceFile + ":" + e.lineNumber + ":" + e.columnNumber));`);
 
     const res = await page.goto(`${app.baseUrl}/docs`, { waitUntil: "domcontentloaded" });
     assert.equal(res?.status(), 200);
+    const csp = (await res!.allHeaders())["content-security-policy"] ?? "";
+    assert.match(csp, /default-src 'self'/);
+    assert.match(csp, /frame-ancestors 'none'/);
     await page.getByText("Register an account").first().waitFor();
     assert.match(await page.locator("body").innerText(), /Inbox Service API/);
 
@@ -95,7 +110,18 @@ Deno.test("GET /docs renders the API reference offline in Chromium", async () =>
     assert.ok(served.includes("/openapi.json"), `the document comes from the service: ${served}`);
     assert.deepEqual(failedOwn, []);
     assert.deepEqual(pageErrors, []);
-    // Anything else (Scalar's web fonts) was refused and the page rendered regardless.
+    assert.deepEqual(cspViolations, [], "the page runs entirely within its Content-Security-Policy");
+    // And the policy holds: a script injected into the page (as an XSS would) does not run.
+    const injected = await page.evaluate(`(() => {
+      const script = document.createElement("script");
+      script.textContent = "globalThis.injected = true";
+      document.body.append(script);
+      return globalThis.injected === true;
+    })()`);
+    assert.equal(injected, false, "an injected inline script ran");
+    for (let i = 0; i < 20 && !reported("Executing inline script violates"); i++) await page.waitForTimeout(100);
+    assert.ok(reported("Executing inline script violates"), `the refusal is reported: ${cspViolations.join("\n")}`);
+    // Anything else was refused and the page rendered regardless.
     for (const url of blocked) assert.ok(!url.startsWith(origin), url);
   } finally {
     await browser.close();

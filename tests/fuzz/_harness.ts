@@ -4,11 +4,12 @@
  * prints readably, and the one check every response must pass.
  */
 import fc from "fast-check";
-import { createTestDb, type TestDb } from "../_helpers/db.ts";
-import { ADMIN_TOKEN, newApiKey, newUser, startApp, type TestApp, type User } from "../_helpers/app.ts";
-import { ManualClock } from "../../src/shared/clock.ts";
+import type { TestDb } from "../_helpers/db.ts";
+import { ADMIN_TOKEN, createWebhook, newApiKey, newUser, type TestApp, type User } from "../_helpers/app.ts";
+import type { ManualClock } from "../_helpers/clock.ts";
+import { startHarness } from "../_helpers/harness.ts";
 import { startSession } from "../../src/auth/service.ts";
-import { receiveMessage } from "../../src/inboxes/service.ts";
+import { receiveMessage } from "../../src/inboxes/receive.ts";
 import { isIpLiteral } from "../../src/url_safety/address.ts";
 import type { Sql } from "../../src/db/client.ts";
 import { DOCUMENTED_CODES, type Operation, resolveOperation, UNMATCHED_ALLOWED } from "./_spec.ts";
@@ -35,7 +36,6 @@ export function fuzzParams<T>(examples: T[] = []): fc.Parameters<[T]> {
   };
 }
 
-const T0 = Date.parse("2026-01-01T00:00:00Z");
 const REQUEST_TIMEOUT_MS = 15_000;
 const EXCERPT = 400;
 
@@ -210,18 +210,15 @@ async function seedOwned(app: TestApp, user: User, tag: string): Promise<Owned> 
   for (let i = 0; i < 2; i++) spareKeyIds.push((await newApiKey(app, user, `${tag}-spare-${i}`)).id);
   const webhookIds: string[] = [];
   for (let i = 0; i < 2; i++) {
-    const res = await app.request("/api/user-webhooks", {
-      method: "POST",
-      cookie: user.cookie,
-      json: {
-        url: `https://hooks-${tag}-${i}.example.com/inbox`,
-        events: ["inbox.created", "message.received", "inbox.expired"],
-        secret: "fuzz-secret-0123456789",
-      },
-    });
-    const json = await res.json();
-    if (res.status !== 201) throw new Error(`seed webhook: ${res.status} ${JSON.stringify(json)}`);
-    webhookIds.push(json.id);
+    webhookIds.push(
+      await createWebhook(
+        app,
+        user,
+        `https://hooks-${tag}-${i}.example.com/inbox`,
+        ["inbox.created", "message.received", "inbox.expired"],
+        "fuzz-secret-0123456789",
+      ),
+    );
   }
   const inboxIds: string[] = [];
   const messageIds: Array<[string, string]> = [];
@@ -330,9 +327,8 @@ export function errorBodyProblem(text: string): string | undefined {
 
 /** Builds the fixture: app, principals of each plan, and objects to aim at. */
 export async function startFixture(): Promise<Fixture> {
-  const db = await createTestDb();
-  const clock = new ManualClock(T0);
-  const app = await startApp(db.sql, { clock });
+  const harness = await startHarness();
+  const { app, db, clock } = harness;
   try {
     const users = {
       free: await newUser(app, "free"),
@@ -377,15 +373,11 @@ export async function startFixture(): Promise<Fixture> {
       keys,
       pool,
       check: (c, tally) => checkCase(fixture, c, tally),
-      close: async () => {
-        await app.close();
-        await db.close();
-      },
+      close: harness.close,
     };
     return fixture;
   } catch (err) {
-    await app.close();
-    await db.close();
+    await harness.close();
     throw err;
   }
 }

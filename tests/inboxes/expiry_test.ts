@@ -4,10 +4,11 @@
  * exactly once, even with several instances sweeping together.
  */
 import assert from "node:assert/strict";
-import { newUser } from "../_helpers/app.ts";
+import { createWebhook, getJson, newUser } from "../_helpers/app.ts";
 import { sweepExpiredInboxes } from "../../src/inboxes/expiry.ts";
+import { createOutbox } from "../../src/deliveries/outbox.ts";
 import { sendRaw } from "../smtp/_smtp_client.ts";
-import { countEvents, createInbox, createWebhook, expectError, getJson, type Json, withInboxes } from "./_support.ts";
+import { countEvents, createInbox, expectError, type Json, withInboxes } from "./_support.ts";
 
 Deno.test("an expired inbox is 404 and refuses mail before any sweep; the sweep emits inbox.expired once", async () => {
   await withInboxes(async ({ app, smtp, receiver, clock }) => {
@@ -24,7 +25,7 @@ Deno.test("an expired inbox is 404 and refuses mail before any sweep; the sweep 
     // One millisecond before: still alive.
     clock.advance(59_999);
     assert.equal((await getJson(app, user, `/api/inboxes/${inbox.id}`)).status, 200);
-    assert.equal(await sweepExpiredInboxes(app.deps), 0);
+    assert.equal(await sweepExpiredInboxes(app.deps, clock.now()), 0);
 
     // At expiresAt: gone everywhere, though the row is still there.
     clock.advance(1);
@@ -49,7 +50,7 @@ Deno.test("an expired inbox is 404 and refuses mail before any sweep; the sweep 
     assert.equal(await countEvents(app, "inbox.expired"), 0, "no event before the sweep");
 
     // The sweep.
-    assert.equal(await sweepExpiredInboxes(app.deps), 1);
+    assert.equal(await sweepExpiredInboxes(app.deps, clock.now()), 1);
     await app.deps.deliveries.queue.drain();
     const [req] = await receiver.waitFor(1);
     const event = JSON.parse(req!.body);
@@ -63,7 +64,7 @@ Deno.test("an expired inbox is 404 and refuses mail before any sweep; the sweep 
     assert.deepEqual(messages.map((r) => r.inboxId), [keeper.id], "the expired inbox's messages are gone");
 
     // Sweeping again finds nothing: the event was once.
-    assert.equal(await sweepExpiredInboxes(app.deps), 0);
+    assert.equal(await sweepExpiredInboxes(app.deps, clock.now()), 0);
     await app.deps.deliveries.queue.drain();
     assert.equal(receiver.requests.length, 1);
     assert.equal(await countEvents(app, "inbox.expired"), 1);
@@ -80,9 +81,9 @@ Deno.test("two instances sweeping at once expire 50 inboxes with exactly 50 even
     const [poolA, poolB] = [await db.connect(3), await db.connect(3)];
     // Small batches make the two sweepers interleave over many claims.
     const counts = await Promise.all([
-      sweepExpiredInboxes({ ...app.deps, sql: poolA }, 7),
-      sweepExpiredInboxes({ ...app.deps, sql: poolB }, 7),
-      sweepExpiredInboxes({ ...app.deps, sql: poolA }, 7),
+      sweepExpiredInboxes({ outbox: createOutbox({ sql: poolA, hub: app.deps.hub }) }, clock.now(), 7),
+      sweepExpiredInboxes({ outbox: createOutbox({ sql: poolB, hub: app.deps.hub }) }, clock.now(), 7),
+      sweepExpiredInboxes({ outbox: createOutbox({ sql: poolA, hub: app.deps.hub }) }, clock.now(), 7),
     ]);
     assert.equal(counts.reduce((a, b) => a + b, 0), 50, `per sweeper: ${counts}`);
     assert.equal(await countEvents(app, "inbox.expired"), 50);
@@ -103,7 +104,7 @@ Deno.test("taking the address of an expired, unswept inbox expires it then, with
     const fresh = await createInbox(app, other, { localPart: "reuse" });
     assert.equal(fresh.address, old.address);
     assert.equal(await countEvents(app, "inbox.expired"), 1);
-    assert.equal(await sweepExpiredInboxes(app.deps), 0, "nothing left for the sweep");
+    assert.equal(await sweepExpiredInboxes(app.deps, clock.now()), 0, "nothing left for the sweep");
     await app.deps.deliveries.queue.drain();
     const [req] = await receiver.waitFor(1);
     assert.deepEqual(JSON.parse(req!.body).data, { inboxId: old.id, address: old.address, expiredAt: old.expiresAt });

@@ -1,17 +1,8 @@
 /** The inbox and message endpoints over real HTTP against real PostgreSQL. */
 import assert from "node:assert/strict";
-import { newApiKey, newUser } from "../_helpers/app.ts";
-import {
-  body,
-  createInbox,
-  createInboxRaw,
-  expectError,
-  getJson,
-  type Json,
-  MAIL_DOMAIN,
-  T0,
-  withInboxes,
-} from "./_support.ts";
+import { getJson, newApiKey, newUser } from "../_helpers/app.ts";
+import { body, createInbox, createInboxRaw, expectError, type Json, MAIL_DOMAIN, withInboxes } from "./_support.ts";
+import { T0 } from "../_helpers/clock.ts";
 import { sendRaw } from "../smtp/_smtp_client.ts";
 
 const INBOX_FIELDS = ["address", "createdAt", "expiresAt", "id"];
@@ -237,7 +228,8 @@ Deno.test("another account's inboxes and messages are 404 on every endpoint", as
 
 Deno.test("inboxes page newest first with cursors; bad limits and cursors are 400", async () => {
   await withInboxes(async ({ app, clock }) => {
-    const user = await newUser(app, "free");
+    // Pro: 25 inboxes are over the Free plan's 10.
+    const user = await newUser(app, "pro");
     const created: string[] = [];
     for (let i = 0; i < 25; i++) {
       created.push((await createInbox(app, user, { localPart: `box${i}` })).id);

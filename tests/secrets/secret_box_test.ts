@@ -1,17 +1,16 @@
 /** Unit tests of the at-rest encryption of webhook secrets (AES-256-GCM, id bound as additional data). */
 import assert from "node:assert/strict";
 import { createSecretBox } from "../../src/secrets/secret_box.ts";
-import { decodeBase64, encodeBase64 } from "../../src/secrets/base64.ts";
 import { TEST_ENCRYPTION_KEY } from "../_helpers/app.ts";
 
-const OTHER_KEY = encodeBase64(new Uint8Array(32).fill(7));
+const OTHER_KEY = new Uint8Array(32).fill(7).toBase64();
 
 /** The sealed form with one byte of its payload flipped. */
 function flipByte(sealed: string, index: number): string {
-  const bytes = decodeBase64(sealed.slice("v1.".length));
+  const bytes = Uint8Array.fromBase64(sealed.slice("v1.".length));
   const at = index < 0 ? bytes.length + index : index;
   bytes[at] = bytes[at]! ^ 0x01;
-  return `v1.${encodeBase64(bytes)}`;
+  return `v1.${bytes.toBase64()}`;
 }
 
 Deno.test("seal then open gives the plaintext back, for ASCII, Unicode and the longest secret", async () => {
@@ -21,7 +20,7 @@ Deno.test("seal then open gives the plaintext back, for ASCII, Unicode and the l
     assert.ok(sealed.startsWith("v1."), sealed);
     assert.ok(!sealed.includes(secret));
     // 12-byte IV + ciphertext (as long as the UTF-8 plaintext) + 16-byte tag.
-    const payload = decodeBase64(sealed.slice(3));
+    const payload = Uint8Array.fromBase64(sealed.slice(3));
     assert.equal(payload.length, 12 + new TextEncoder().encode(secret).length + 16);
     assert.equal(await box.open(sealed, "wh_1"), secret);
   }
@@ -68,8 +67,8 @@ Deno.test("tampered or malformed ciphertexts fail to open", async () => {
     "v1.",
     "v1",
     "",
-    `v1.${encodeBase64(decodeBase64(payload).slice(0, -1))}`, // truncated tag
-    `v1.${encodeBase64(decodeBase64(payload).slice(0, 20))}`, // shorter than IV + tag
+    `v1.${Uint8Array.fromBase64(payload).slice(0, -1).toBase64()}`, // truncated tag
+    `v1.${Uint8Array.fromBase64(payload).slice(0, 20).toBase64()}`, // shorter than IV + tag
     `v1.${payload.slice(0, -4)}!!!!`, // not base64
   ];
   for (const bad of malformed) await assert.rejects(box.open(bad, "wh_1"), JSON.stringify(bad));
@@ -79,13 +78,30 @@ Deno.test("tampered or malformed ciphertexts fail to open", async () => {
 
 Deno.test("a key that is not 32 bytes of base64 is refused when the box is created", async () => {
   const keys = [
-    encodeBase64(new Uint8Array(16)),
-    encodeBase64(new Uint8Array(31)),
-    encodeBase64(new Uint8Array(33)),
-    encodeBase64(new Uint8Array(64)),
+    new Uint8Array(16).toBase64(),
+    new Uint8Array(31).toBase64(),
+    new Uint8Array(33).toBase64(),
+    new Uint8Array(64).toBase64(),
     "",
     "not base64 at all!",
   ];
   for (const key of keys) await assert.rejects(createSecretBox(key), JSON.stringify(key));
-  await createSecretBox(encodeBase64(new Uint8Array(32).fill(1)));
+  await createSecretBox(new Uint8Array(32).fill(1).toBase64());
+});
+
+Deno.test("a key with whitespace around it is accepted; whitespace inside, or base64url, is not base64", async () => {
+  const key = new Uint8Array(32).fill(3).toBase64();
+  const sealed = await (await createSecretBox(key)).seal("spaced-secret-0123456789", "wh_1");
+  for (const padded of [` ${key}`, `${key}\n`, `\t${key}\r\n`]) {
+    assert.equal(await (await createSecretBox(padded)).open(sealed, "wh_1"), "spaced-secret-0123456789");
+  }
+  const urlKey = new Uint8Array(32).fill(0xfb).toBase64({ alphabet: "base64url" });
+  assert.ok(/[-_]/.test(urlKey));
+  for (const bad of [`${key.slice(0, 20)} ${key.slice(20)}`, `${key.slice(0, 20)}\n${key.slice(20)}`, urlKey]) {
+    await assert.rejects(createSecretBox(bad), JSON.stringify(bad));
+  }
+  // The same rule holds for a stored payload.
+  const box = await createSecretBox(key);
+  const payload = sealed.slice(3);
+  await assert.rejects(box.open(`v1.${payload.slice(0, 8)} ${payload.slice(8)}`, "wh_1"));
 });

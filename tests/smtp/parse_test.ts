@@ -47,3 +47,22 @@ Deno.test("arbitrary bytes still give something to store, without NUL characters
   assert.equal(m.from, "s@example.com");
   assert.ok(!JSON.stringify(m).includes("\\u0000"));
 });
+
+Deno.test("encoded words: a character split across two words, other charsets, and words that are not encoded", async () => {
+  const raw = [
+    "X-Split: =?UTF-8?Q?caf=C3?= =?UTF-8?Q?=A9?=",
+    "X-Latin: =?ISO-8859-1?Q?=E9t=E9?= and =?windows-1252?Q?=80?=",
+    "X-Joined: =?UTF-8?B?4pyT?= =?UTF-8?B?IGRvbmU=?=",
+    "X-Plain: not =?encoded at all",
+    "X-Unknown-Encoding: =?UTF-8?X?abc?=",
+    "Subject: s",
+    "",
+    "body",
+  ].join("\r\n");
+  const m = await parseMessage(enc.encode(raw), "envelope@example.com");
+  assert.equal(m.headers["x-split"], "café");
+  assert.equal(m.headers["x-latin"], "été and €");
+  assert.equal(m.headers["x-joined"], "✓ done");
+  assert.equal(m.headers["x-plain"], "not =?encoded at all");
+  assert.equal(m.headers["x-unknown-encoding"], "=?UTF-8?X?abc?=");
+});

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { classifyAddress, extractEmbeddedIPv4, isBlockedHostname, isIpLiteral } from "../../src/url_safety/address.ts";
+import { type AddressVerdict, classifyAddress, isBlockedHostname, isIpLiteral } from "../../src/url_safety/address.ts";
 
 // [address, exact reason]: the reason pins the category, so a range that is
 // refused for the wrong reason (e.g. "unparsable") still fails.
@@ -166,42 +166,67 @@ Deno.test("classifyAddress refuses what it cannot parse strictly", async (t) => 
   }
 });
 
-const EMBEDDED: readonly [
-  string,
-  { form: string; ipv4: string } | undefined,
-][] = [
-  ["::ffff:7f00:1", { form: "IPv4-mapped", ipv4: "127.0.0.1" }],
-  ["[::ffff:1.2.3.4]", { form: "IPv4-mapped", ipv4: "1.2.3.4" }],
-  ["::ffff:0:102:304", { form: "IPv4-translated", ipv4: "1.2.3.4" }],
-  ["::102:304", { form: "IPv4-compatible", ipv4: "1.2.3.4" }],
-  ["64:ff9b::a00:1", { form: "NAT64", ipv4: "10.0.0.1" }],
+/** An IPv4 address hidden in an IPv6 one: the form hiding it, the IPv4, and the IPv6 as classifyAddress prints it. */
+type Embedding = { form: string; ipv4: string; text: string };
+
+// [address, what it embeds, or the verdict of an address that embeds nothing].
+const EMBEDDED: readonly [string, Embedding | AddressVerdict][] = [
+  ["::ffff:7f00:1", { form: "IPv4-mapped", ipv4: "127.0.0.1", text: "::ffff:7f00:1" }],
+  ["[::ffff:1.2.3.4]", { form: "IPv4-mapped", ipv4: "1.2.3.4", text: "::ffff:102:304" }],
+  ["::ffff:0:102:304", { form: "IPv4-translated", ipv4: "1.2.3.4", text: "::ffff:0:102:304" }],
+  ["::102:304", { form: "IPv4-compatible", ipv4: "1.2.3.4", text: "::102:304" }],
+  ["64:ff9b::a00:1", { form: "NAT64", ipv4: "10.0.0.1", text: "64:ff9b::a00:1" }],
   ["64:ff9b:1::a9fe:a9fe", {
     form: "local-use NAT64",
     ipv4: "169.254.169.254",
+    text: "64:ff9b:1::a9fe:a9fe",
   }],
-  ["2002:7f00:1::", { form: "6to4", ipv4: "127.0.0.1" }],
+  ["2002:7f00:1::", { form: "6to4", ipv4: "127.0.0.1", text: "2002:7f00:1::" }],
   // Only bits 16..48 count for 6to4, whatever follows.
-  ["2002:102:304:ffff::abcd", { form: "6to4", ipv4: "1.2.3.4" }],
+  ["2002:102:304:ffff::abcd", { form: "6to4", ipv4: "1.2.3.4", text: "2002:102:304:ffff::abcd" }],
   ["2001:0:4136:e378:8000:63bf:80ff:fffe", {
     form: "Teredo",
     ipv4: "127.0.0.1",
+    text: "2001:0:4136:e378:8000:63bf:80ff:fffe",
   }],
   ["2001:0:4136:e378:8000:63bf:a247:27dd", {
     form: "Teredo",
     ipv4: "93.184.216.34",
+    text: "2001:0:4136:e378:8000:63bf:a247:27dd",
   }],
-  ["2001:0:0:0:0:0:ffff:ffff", { form: "Teredo", ipv4: "0.0.0.0" }],
-  ["2606:2800:220:1:248:1893:25c8:1946", undefined],
-  ["2001:db8::7f00:1", undefined],
-  ["64:ff9c::a00:1", undefined],
-  ["127.0.0.1", undefined],
-  ["not an address", undefined],
+  ["2001:0:0:0:0:0:ffff:ffff", { form: "Teredo", ipv4: "0.0.0.0", text: "2001::ffff:ffff" }],
+  // No embedded IPv4: the verdict is the address's own.
+  ["2606:2800:220:1:248:1893:25c8:1946", { safe: true }],
+  ["2001:db8::7f00:1", { safe: false, reason: "documentation address 2001:db8::7f00:1" }],
+  ["64:ff9c::a00:1", { safe: false, reason: "unallocated address 64:ff9c::a00:1" }],
+  ["127.0.0.1", { safe: false, reason: "loopback address 127.0.0.1" }],
+  ["not an address", { safe: false, reason: 'unparsable address "not an address"' }],
 ];
 
-Deno.test("extractEmbeddedIPv4 finds the IPv4 inside transition forms", async (t) => {
+/**
+ * The verdict on an address embedding `e`: refused either way, for the
+ * embedded IPv4's own reason when that one is unsafe, else as a transition form.
+ */
+function verdictOfEmbedding(e: Embedding): AddressVerdict {
+  const inner = classifyAddress(e.ipv4);
+  return {
+    safe: false,
+    reason: inner.safe
+      ? `${e.form} address ${e.text} (embeds ${e.ipv4})`
+      : `${e.form} address ${e.text} embeds ${inner.reason}`,
+  };
+}
+
+Deno.test("classifyAddress finds the IPv4 inside transition forms and judges by it", async (t) => {
   for (const [address, expected] of EMBEDDED) {
     await t.step(address, () => {
-      assert.deepEqual(extractEmbeddedIPv4(address), expected);
+      const verdict = classifyAddress(address);
+      if ("form" in expected) {
+        assert.deepEqual(verdict, verdictOfEmbedding(expected));
+      } else {
+        assert.deepEqual(verdict, expected);
+        assert.doesNotMatch(verdict.safe ? "" : verdict.reason, /embeds/, "nothing embedded");
+      }
     });
   }
 });

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import {
   checkWebhookUrl,
-  parseWebhookUrl,
   resolveSafeAddresses,
   type UrlCheck,
   type UrlCheckOptions,
 } from "../../src/url_safety/check_url.ts";
-import { guardResolver, type Resolver, staticResolver, systemResolver } from "../../src/url_safety/resolver.ts";
+import { guardResolver, type Resolver, systemResolver } from "../../src/url_safety/resolver.ts";
+import { staticResolver } from "../_helpers/resolver.ts";
 
 const resolver = staticResolver({
   "example.com": ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"],
@@ -24,6 +24,28 @@ const opts: UrlCheckOptions = { resolver, trustedHosts: new Set() };
 
 function kindOf(check: UrlCheck): string {
   return check.ok ? "ok" : check.kind;
+}
+
+/**
+ * checkWebhookUrl with no trusted hosts and a resolver that records every
+ * lookup and answers nothing: what syntax and the host alone decide. The
+ * checks swallow a resolver's errors, so "without DNS" is the record staying
+ * empty, which `withoutDns` asserts.
+ */
+async function checkOffline(input: string): Promise<{ check: UrlCheck; lookups: string[] }> {
+  const lookups: string[] = [];
+  const recording: Resolver = (hostname) => {
+    lookups.push(hostname);
+    return Promise.resolve([]);
+  };
+  return { check: await checkWebhookUrl(input, { resolver: recording, trustedHosts: new Set() }), lookups };
+}
+
+/** checkOffline that must decide without a single DNS lookup. */
+async function withoutDns(input: string): Promise<UrlCheck> {
+  const { check, lookups } = await checkOffline(input);
+  assert.deepEqual(lookups, [], `${input} was decided through DNS`);
+  return check;
 }
 
 // Every form here must come back as kind "unsafe" from both entry points.
@@ -94,10 +116,10 @@ const UNSAFE_URLS: readonly string[] = [
   "https://intranet/",
 ];
 
-Deno.test("parseWebhookUrl refuses unsafe targets without DNS", async (t) => {
+Deno.test("checkWebhookUrl refuses unsafe targets without DNS", async (t) => {
   for (const input of UNSAFE_URLS) {
-    await t.step(input, () => {
-      assert.equal(kindOf(parseWebhookUrl(input)), "unsafe");
+    await t.step(input, async () => {
+      assert.equal(kindOf(await withoutDns(input)), "unsafe");
     });
   }
 });
@@ -110,7 +132,7 @@ Deno.test("checkWebhookUrl refuses the same unsafe targets", async (t) => {
   }
 });
 
-Deno.test("unsafe reasons name the category and the normalised address", () => {
+Deno.test("unsafe reasons name the category and the normalised address", async () => {
   const cases: [string, string][] = [
     ["https://2130706433/", "Unsafe host: loopback address 127.0.0.1"],
     [
@@ -127,7 +149,7 @@ Deno.test("unsafe reasons name the category and the normalised address", () => {
     ],
   ];
   for (const [input, reason] of cases) {
-    assert.deepEqual(parseWebhookUrl(input), {
+    assert.deepEqual(await withoutDns(input), {
       ok: false,
       kind: "unsafe",
       reason,
@@ -159,7 +181,7 @@ const INVALID_URLS: readonly string[] = [
 Deno.test("malformed, non-https and userinfo URLs are invalid", async (t) => {
   for (const input of INVALID_URLS) {
     await t.step(JSON.stringify(input), async () => {
-      assert.equal(kindOf(parseWebhookUrl(input)), "invalid");
+      assert.equal(kindOf(await withoutDns(input)), "invalid");
       assert.equal(kindOf(await checkWebhookUrl(input, opts)), "invalid");
     });
   }
@@ -181,9 +203,10 @@ const SAFE_URLS: readonly [string, string][] = [
 Deno.test("safe URLs are accepted and normalised", async (t) => {
   for (const [input, normalized] of SAFE_URLS) {
     await t.step(input, async () => {
+      // Without an answer from DNS (syntax and host alone) and with the resolver's answers.
       for (
         const check of [
-          parseWebhookUrl(input),
+          (await checkOffline(input)).check,
           await checkWebhookUrl(input, opts),
         ]
       ) {
@@ -221,8 +244,8 @@ Deno.test("names are refused when any resolved address is unsafe", async (t) => 
   ];
   for (const [input, reason] of cases) {
     await t.step(input, async () => {
-      // Syntax alone cannot know: the refusal must come from DNS.
-      assert.equal(parseWebhookUrl(input).ok, true);
+      // Syntax alone cannot know: without an answer from DNS the name passes.
+      assert.equal((await checkOffline(input)).check.ok, true);
       assert.deepEqual(await checkWebhookUrl(input, opts), {
         ok: false,
         kind: "unsafe",
@@ -413,8 +436,8 @@ Deno.test("trusted hosts skip the address checks, exactly", async (t) => {
       "invalid",
     );
   });
-  await t.step("parseWebhookUrl knows nothing of trusted hosts", () => {
-    assert.equal(kindOf(parseWebhookUrl("https://localhost/")), "unsafe");
+  await t.step("without the trusted set, localhost is refused without DNS", async () => {
+    assert.equal(kindOf(await withoutDns("https://localhost/")), "unsafe");
   });
 });
 

@@ -1,35 +1,14 @@
-/** Shared helpers of the webhook tests: an app on a fresh schema, and small request helpers. */
+/** Shared helpers of the webhook tests: small request helpers (the app comes from tests/_helpers/harness.ts). */
 import assert from "node:assert/strict";
-import { createTestDb, type TestDb } from "../_helpers/db.ts";
-import { startApp, type TestApp, type User } from "../_helpers/app.ts";
-import { ManualClock } from "../../src/shared/clock.ts";
-import type { Resolver } from "../../src/url_safety/resolver.ts";
+import { getJson, type TestApp, type User } from "../_helpers/app.ts";
 import type { Sql } from "../../src/db/client.ts";
 import { body, expectError, type Json } from "../_helpers/expect.ts";
 
 export { body, expectError, type Json };
 
-export const T0 = Date.parse("2026-01-01T00:00:00Z");
-
 export const CREATED_FIELDS = ["active", "createdAt", "events", "id", "url"];
 export const SUMMARY_FIELDS = ["active", "createdAt", "events", "failureCount", "id", "lastTriggeredAt", "url"];
 export const DETAIL_FIELDS = [...SUMMARY_FIELDS, "lastFailureAt", "lastFailureReason"].sort();
-
-/** Runs `fn` with an app on a fresh schema and a manual clock, closing both afterwards. */
-export async function withApp(
-  fn: (app: TestApp, db: TestDb, clock: ManualClock) => Promise<void>,
-  opts: { env?: Record<string, string>; resolver?: Resolver } = {},
-): Promise<void> {
-  const db = await createTestDb();
-  const clock = new ManualClock(T0);
-  const app = await startApp(db.sql, { clock, ...opts });
-  try {
-    await fn(app, db, clock);
-  } finally {
-    await app.close();
-    await db.close();
-  }
-}
 
 /** POST /api/user-webhooks with the user's session. */
 export function createRaw(app: TestApp, user: User, json: unknown): Promise<Response> {
@@ -55,9 +34,8 @@ export function patch(app: TestApp, user: User, id: string, json: unknown): Prom
 }
 
 /** GET /api/user-webhooks/{id}; returns status and body. */
-export async function getOne(app: TestApp, user: User, id: string): Promise<{ status: number; json: Json }> {
-  const res = await app.request(`/api/user-webhooks/${id}`, { cookie: user.cookie });
-  return { status: res.status, json: await body(res) };
+export function getOne(app: TestApp, user: User, id: string): Promise<{ status: number; json: Json }> {
+  return getJson(app, user, `/api/user-webhooks/${id}`);
 }
 
 /** DELETE /api/user-webhooks/{id}; must succeed. */

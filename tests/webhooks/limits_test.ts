@@ -4,21 +4,9 @@
  * by instances, surviving restarts), and the order in which refusals apply.
  */
 import assert from "node:assert/strict";
-import { createTestDb } from "../_helpers/db.ts";
-import { newUser, startApp, type TestApp, type User } from "../_helpers/app.ts";
-import { ManualClock } from "../../src/shared/clock.ts";
-import {
-  body,
-  countWebhooks,
-  createOk,
-  createRaw,
-  deleteOk,
-  expectError,
-  type Json,
-  snapshot,
-  T0,
-  withApp,
-} from "./_support.ts";
+import { newUser, type TestApp, type User } from "../_helpers/app.ts";
+import { withService } from "../_helpers/harness.ts";
+import { body, countWebhooks, createOk, createRaw, deleteOk, expectError, type Json, snapshot } from "./_support.ts";
 
 const MINUTE = 60_000;
 const LIMIT_BODY = { success: false, error: "Maximum 10 webhooks allowed", code: "WEBHOOK_LIMIT" };
@@ -46,7 +34,7 @@ async function attempt(app: TestApp, user: User, json: unknown): Promise<string>
 }
 
 Deno.test("the 11th webhook is 400 Maximum 10 webhooks allowed and inserts nothing", async () => {
-  await withApp(async (app, _db, clock) => {
+  await withService({}, async ({ app, clock }) => {
     const user = await newUser(app, "business");
     const ids = await createMany(app, user, 10, "cap");
     const res = await createRaw(app, user, { url: "https://example.com/cap/10", events: ["inbox.created"] });
@@ -70,7 +58,7 @@ Deno.test("the 11th webhook is 400 Maximum 10 webhooks allowed and inserts nothi
 });
 
 Deno.test("hourly cap: deletions give no quota back; 429 with an honest Retry-After; room after the hour", async () => {
-  await withApp(async (app, _db, clock) => {
+  await withService({}, async ({ app, clock }) => {
     const user = await newUser(app, "pro");
     const first = await createMany(app, user, 5, "a"); // at T0
     clock.advance(10 * MINUTE);
@@ -105,7 +93,7 @@ Deno.test("hourly cap: deletions give no quota back; 429 with an honest Retry-Af
 });
 
 Deno.test("refused creations (400) use no hourly quota", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     const kept = await createOk(app, user, "https://example.com/kept");
     const refused: unknown[] = [
@@ -126,22 +114,20 @@ Deno.test("refused creations (400) use no hourly quota", async () => {
 });
 
 Deno.test("the hourly count survives a restart and is shared by two instances on one database", async () => {
-  const db = await createTestDb();
-  const clock = new ManualClock(T0);
-  let app = await startApp(db.sql, { clock });
-  let second: TestApp | undefined;
-  try {
+  await withService({}, async (h) => {
+    let app = h.app;
+    const { db, clock } = h;
     const user = await newUser(app, "pro");
     for (const id of await createMany(app, user, 10, "r")) await deleteOk(app, user, id);
     const next = { url: "https://example.com/after-restart", events: ["inbox.created"] };
     assert.equal(await expect429(await createRaw(app, user, next)), 3600);
 
     await app.close();
-    app = await startApp(db.sql, { clock });
+    app = await h.startInstance();
     assert.equal(await expect429(await createRaw(app, user, next)), 3600, "still refused after a restart");
 
     // Two instances, each with its own pool: six creations on one and four on the other fill the hour.
-    second = await startApp(await db.connect(), { clock });
+    const second = await h.startInstance();
     const shared = await newUser(app, "business");
     const ids = [...await createMany(app, shared, 6, "s1"), ...await createMany(second, shared, 4, "s2")];
     for (const id of ids) await deleteOk(second, shared, id);
@@ -152,15 +138,11 @@ Deno.test("the hourly count survives a restart and is shared by two instances on
 
     clock.advance(60 * MINUTE);
     await createOk(second, shared, more.url);
-  } finally {
-    await second?.close();
-    await app.close();
-    await db.close();
-  }
+  });
 });
 
 Deno.test("order of checks: count before hourly, unsafe and duplicate before count, plan before validation", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     await createMany(app, user, 10, "o"); // count cap and hourly cap both reached
     const before = await snapshot(app.deps.sql);
@@ -239,11 +221,9 @@ Deno.test("order of checks: count before hourly, unsafe and duplicate before cou
 });
 
 Deno.test("15 concurrent creations never pass 10, on one instance or two", async () => {
-  const db = await createTestDb();
-  const clock = new ManualClock(T0);
-  const one = await startApp(db.sql, { clock });
-  const two = await startApp(await db.connect(), { clock });
-  try {
+  await withService({}, async (h) => {
+    const { app: one, db } = h;
+    const two = await h.startInstance();
     const status = async (app: TestApp, user: User, url: string): Promise<string> =>
       await attempt(app, user, { url, events: ["inbox.created"] });
     const tally = (results: string[]) => {
@@ -281,9 +261,5 @@ Deno.test("15 concurrent creations never pass 10, on one instance or two", async
     );
     assert.deepEqual(tally(hourly), { "201": 6, "429 RESOURCE_LIMIT_EXCEEDED": 4 });
     assert.equal(await countWebhooks(db.sql, d.id), 6);
-  } finally {
-    await two.close();
-    await one.close();
-    await db.close();
-  }
+  });
 });

@@ -8,7 +8,8 @@ import { newUser, TEST_ENCRYPTION_KEY, type TestApp, type User } from "../_helpe
 import { capturedLogText } from "../_helpers/log_capture.ts";
 import { createSecretBox } from "../../src/secrets/secret_box.ts";
 import type { Sql } from "../../src/db/client.ts";
-import { type Json, withApp } from "./_support.ts";
+import { withService } from "../_helpers/harness.ts";
+import type { Json } from "./_support.ts";
 
 /** Every response body seen by one test, so they can all be scanned at the end. */
 class Recorder {
@@ -42,7 +43,7 @@ const S3 = "whsec-third-Pf6jQ1uGe5Va";
 const REFUSED = "whsec-refused-Ya2bC3dE4fG5"; // sent only in requests that are refused
 
 Deno.test("secrets never appear in responses or logs, and are stored encrypted and bound to the webhook id", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     const rec = new Recorder(app, user);
     const box = await createSecretBox(TEST_ENCRYPTION_KEY);

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { newUser } from "../_helpers/app.ts";
-import { staticResolver } from "../../src/url_safety/resolver.ts";
-import { body, countWebhooks, createOk, createRaw, expectError, getOne, patch, snapshot, withApp } from "./_support.ts";
+import { withService } from "../_helpers/harness.ts";
+import { body, countWebhooks, createOk, createRaw, expectError, getOne, patch, snapshot } from "./_support.ts";
 
 // Each entry is [url, what it really is]. All must be refused with INVALID_WEBHOOK_URL.
 const UNSAFE: ReadonlyArray<readonly [string, string]> = [
@@ -77,7 +77,7 @@ const UNSAFE: ReadonlyArray<readonly [string, string]> = [
 
 Deno.test(`${UNSAFE.length} unsafe URL forms are refused on POST with 400 INVALID_WEBHOOK_URL`, async () => {
   assert.ok(UNSAFE.length >= 30);
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     const accepted: string[] = [];
     for (const [url, what] of UNSAFE) {
@@ -97,7 +97,7 @@ Deno.test(`${UNSAFE.length} unsafe URL forms are refused on POST with 400 INVALI
 });
 
 Deno.test("PATCH to an unsafe URL is refused with INVALID_WEBHOOK_URL and the url stays", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     const hook = await createOk(app, user, "https://hooks.example.com/safe");
     const before = await snapshot(app.deps.sql);
@@ -116,7 +116,7 @@ Deno.test("PATCH to an unsafe URL is refused with INVALID_WEBHOOK_URL and the ur
 });
 
 Deno.test("names are checked through DNS: private or mixed answers refused, no answer accepted", async () => {
-  const resolver = staticResolver({
+  const dns = {
     "internal.example.com": ["10.1.2.3"],
     "mixed.example.com": ["93.184.216.34", "10.0.0.7"],
     "mixed6.example.com": ["2606:4700:4700::1111", "fd00::5"],
@@ -124,8 +124,8 @@ Deno.test("names are checked through DNS: private or mixed answers refused, no a
     "nat64.example.com": ["64:ff9b::a9fe:a9fe"],
     "metadata.example.com": ["169.254.169.254"],
     "public.example.com": ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"],
-  });
-  await withApp(async (app) => {
+  };
+  await withService({ dns }, async ({ app }) => {
     const user = await newUser(app, "pro");
     for (
       const host of [
@@ -161,11 +161,11 @@ Deno.test("names are checked through DNS: private or mixed answers refused, no a
       "INVALID_WEBHOOK_URL",
     );
     assert.equal(await snapshot(app.deps.sql), before);
-  }, { resolver });
+  });
 });
 
 Deno.test("WEBHOOK_TRUSTED_HOSTS=localhost exempts exactly that host", async () => {
-  await withApp(async (app) => {
+  await withService({ env: { WEBHOOK_TRUSTED_HOSTS: "localhost" } }, async ({ app }) => {
     const user = await newUser(app, "pro");
     const hook = await createOk(app, user, "https://localhost:8443/hook");
     assert.equal(hook.url, "https://localhost:8443/hook");
@@ -180,10 +180,10 @@ Deno.test("WEBHOOK_TRUSTED_HOSTS=localhost exempts exactly that host", async () 
       "VALIDATION_ERROR",
     );
     assert.equal(await countWebhooks(app.deps.sql), 1);
-  }, { env: { WEBHOOK_TRUSTED_HOSTS: "localhost" } });
+  });
 
   // Without the setting the same URL is refused.
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     const res = await createRaw(app, user, { url: "https://localhost:8443/hook", events: ["inbox.created"] });
     await expectError(res, 400, "INVALID_WEBHOOK_URL");

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import type { ErrorBody } from "../../src/errors.ts";
 import { ADMIN_TOKEN, newApiKey, newUser } from "../_helpers/app.ts";
+import { withService } from "../_helpers/harness.ts";
 import {
   body,
   countWebhooks,
@@ -19,13 +20,12 @@ import {
   patch,
   snapshot,
   SUMMARY_FIELDS,
-  withApp,
 } from "./_support.ts";
 
 const URL_OR_EVENTS = "Invalid URL (must be HTTPS) or events";
 
 Deno.test("create, list, get, patch and delete answer exactly the fields of spec 4.2", async () => {
-  await withApp(async (app, _db, clock) => {
+  await withService({}, async ({ app, clock }) => {
     const user = await newUser(app, "pro");
     const res = await createRaw(app, user, {
       url: "https://hooks.example.com/inbox",
@@ -83,7 +83,7 @@ Deno.test("create, list, get, patch and delete answer exactly the fields of spec
 });
 
 Deno.test("an API key (Bearer) works on every webhook verb, like the session", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "business");
     const { key } = await newApiKey(app, user);
     const res = await app.request("/api/user-webhooks", {
@@ -106,7 +106,7 @@ Deno.test("an API key (Bearer) works on every webhook verb, like the session", a
 });
 
 Deno.test("401 Unauthorized on every verb without a credential, or with a bad one", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const owner = await newUser(app, "pro");
     const hook = await createOk(app, owner, "https://example.com/a");
     const before = await snapshot(app.deps.sql);
@@ -131,7 +131,7 @@ Deno.test("401 Unauthorized on every verb without a credential, or with a bad on
 });
 
 Deno.test("403 Webhooks require Pro or Business plan for a free account on every verb", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const free = await newUser(app, "free");
     const body403 = { success: false, error: "Webhooks require Pro or Business plan", code: "PLAN_REQUIRED" };
     const create = await createRaw(app, free, { url: "https://example.com/free", events: ["inbox.created"] });
@@ -169,7 +169,7 @@ Deno.test("403 Webhooks require Pro or Business plan for a free account on every
 });
 
 Deno.test("400 Invalid URL (must be HTTPS) or events: every url and events problem, on POST and PATCH", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     const ok = { url: "https://example.com/hook", events: ["message.received"] };
     const cases: Array<[string, Json, "url" | "events"]> = [
@@ -218,7 +218,7 @@ Deno.test("400 Invalid URL (must be HTTPS) or events: every url and events probl
 });
 
 Deno.test("secret length, unknown fields, non-JSON and malformed JSON are refused and change nothing", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     const ok = { url: "https://example.com/hook", events: ["message.received"] };
     const bad: Array<[string, Json, string]> = [
@@ -290,7 +290,7 @@ Deno.test("secret length, unknown fields, non-JSON and malformed JSON are refuse
 });
 
 Deno.test("400 Webhook URL already registered, also after WHATWG normalisation, on POST and PATCH", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     const first = await createOk(app, user, "https://EXAMPLE.com/hook");
     const duplicates = [
@@ -338,7 +338,7 @@ Deno.test("400 Webhook URL already registered, also after WHATWG normalisation, 
 });
 
 Deno.test("404 Webhook not found for an unknown id and for another account's id, on every verb", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const alice = await newUser(app, "pro");
     const bob = await newUser(app, "business");
     const a = await createOk(app, alice, "https://alice.example.com/hook", { secret: "alice-secret-0123456789" });
@@ -376,7 +376,7 @@ Deno.test("404 Webhook not found for an unknown id and for another account's id,
 });
 
 Deno.test("PATCH active:false disables; active:true enables and resets failureCount (spec 3.1)", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     const hook = await createOk(app, user, "https://example.com/state");
     const failures = (n: number) => app.deps.sql`UPDATE webhooks SET failure_count = ${n} WHERE id = ${hook.id}`;
@@ -417,7 +417,7 @@ Deno.test("PATCH active:false disables; active:true enables and resets failureCo
 });
 
 Deno.test("PATCH url and events change what GET shows; an empty PATCH changes nothing", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     const hook = await createOk(app, user, "https://example.com/one", { secret: "a-secret-of-16-chars" });
 
@@ -452,7 +452,7 @@ Deno.test("PATCH url and events change what GET shows; an empty PATCH changes no
 });
 
 Deno.test("an id PostgreSQL cannot even store (NUL byte) is 404 Webhook not found, never 500", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     await createOk(app, user, "https://example.com/kept");
     const before = await snapshot(app.deps.sql);
@@ -476,7 +476,7 @@ Deno.test("an id PostgreSQL cannot even store (NUL byte) is 404 Webhook not foun
 });
 
 Deno.test("a body over MAX_BODY_BYTES is 413 on POST and PATCH and changes nothing", async () => {
-  await withApp(async (app) => {
+  await withService({}, async ({ app }) => {
     const user = await newUser(app, "pro");
     const hook = await createOk(app, user, "https://example.com/kept");
     const before = await snapshot(app.deps.sql);

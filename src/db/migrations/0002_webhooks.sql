@@ -1,5 +1,6 @@
--- User webhooks (spec 2.2). The signing secret is stored encrypted
--- (AES-256-GCM, see src/secrets/secret_box.ts), never in clear.
+-- User webhooks: an HTTPS URL, the subscribed events, the failure count.
+-- The signing secret is stored encrypted (AES-256-GCM, see
+-- src/secrets/secret_box.ts), never in clear.
 
 CREATE TABLE webhooks (
   id                  text PRIMARY KEY,

@@ -1,0 +1,137 @@
+/**
+ * The composition root: every service of one instance, built once from plain
+ * values and handed to the HTTP app, the SMTP listener and the sweeps. The
+ * entry point (`main.ts`) and the tests' app helper both build an instance
+ * here, so the wiring they run is the same.
+ *
+ * Nothing below this file sees the whole: each feature declares the few
+ * values it needs, and `Services` happens to hold them all.
+ */
+import type { Config } from "./config.ts";
+import type { Sql } from "./db/client.ts";
+import { type Clock, systemClock } from "./shared/clock.ts";
+import { createMetrics, type Metrics } from "./service/metrics.ts";
+import type { Sweep } from "./service/sweeps.ts";
+import { createSecretBox, type SecretBox } from "./secrets/secret_box.ts";
+import { type Resolver, systemResolver } from "./url_safety/resolver.ts";
+import type { UrlCheckOptions } from "./url_safety/check_url.ts";
+import { createNotificationHub, type NotificationHub } from "./notifications/hub.ts";
+import { createOutbox, type Outbox } from "./deliveries/outbox.ts";
+import { createDeliveryRuntime, type DeliveryRuntime } from "./deliveries/runtime.ts";
+import type { DispatcherDeps } from "./deliveries/dispatcher.ts";
+import { sweepExpiredLeases } from "./deliveries/lease_sweep.ts";
+import { purgeOldDeliveries } from "./deliveries/purge.ts";
+import { AUTH_CHANNEL, AuthCache } from "./api_keys/auth_cache.ts";
+import { sweepExpiredInboxes } from "./inboxes/expiry.ts";
+import { sweepExpiredSessions } from "./auth/session_sweep.ts";
+import { sweepOldHits } from "./rate_limit/hit_sweep.ts";
+import { sweepOldLockouts } from "./rate_limit/lockout_sweep.ts";
+
+/** Every service of one instance. */
+export interface Services {
+  config: Config;
+  sql: Sql;
+  clock: Clock;
+  metrics: Metrics;
+  /** Encrypts webhook secrets at rest. */
+  secretBox: SecretBox;
+  /** Where webhook URLs may point: the resolver and the trusted hosts. */
+  urlCheck: UrlCheckOptions;
+  /** The one LISTEN connection of this instance, fanned out in process. */
+  hub: NotificationHub;
+  /** The one way events and deliveries are written. */
+  outbox: Outbox;
+  /** The delivery queue, its dispatcher and HTTP client. */
+  deliveries: DeliveryRuntime;
+  /** What the test endpoint signs and sends with. */
+  dispatcher: DispatcherDeps;
+  /** Authenticated keys for up to a second (revocations invalidate at once). */
+  authCache: AuthCache;
+  /** The minute sweeps, in the order they run. */
+  sweeps: readonly Sweep[];
+}
+
+/** A composed instance: its services, and what starts and stops them. */
+export interface Instance extends Services {
+  /** Listens for other instances (when built with `listen`) and starts claiming deliveries. */
+  start(): Promise<void>;
+  /** Stops claiming (attempts in flight finish) and listening. */
+  stop(): Promise<void>;
+}
+
+/** What an instance is built from. */
+export interface ComposeOptions {
+  config: Config;
+  sql: Sql;
+  /** The base64 key of `secretBox` (ENCRYPTION_KEY or the embedded mode's generated one). */
+  encryptionKey: string;
+  /** Listen for other instances' notifications (PostgreSQL only: the embedded database has one connection). */
+  listen: boolean;
+  clock?: Clock;
+  resolver?: Resolver;
+  /** Extra CAs for receivers; by default read from WEBHOOK_CA_CERTS. */
+  caPem?: string | undefined;
+  /** Jitter source of the retry schedule (tests fix it). */
+  random?: () => number;
+}
+
+/** Builds an instance; nothing runs until `start`. */
+export async function compose(opts: ComposeOptions): Promise<Instance> {
+  const { config, sql } = opts;
+  const clock = opts.clock ?? systemClock;
+  const metrics = createMetrics();
+  const secretBox = await createSecretBox(opts.encryptionKey);
+  const resolver = opts.resolver ?? systemResolver();
+  const caPem = opts.caPem ?? (config.webhookCaCerts ? await Deno.readTextFile(config.webhookCaCerts) : undefined);
+  const hub = createNotificationHub(opts.listen ? sql : undefined);
+  const outbox = createOutbox({ sql, hub });
+  const deliveries = createDeliveryRuntime({
+    sql,
+    clock,
+    config,
+    secretBox,
+    resolver,
+    registry: metrics.registry,
+    hub,
+    caPem,
+    ...(opts.random ? { random: opts.random } : {}),
+  });
+  const authCache = new AuthCache();
+  hub.subscribe(AUTH_CHANNEL, {
+    onNotify: (keyId) => authCache.invalidateKey(keyId),
+    // Revocations sent while the connection was down are lost: forget every key.
+    onResync: () => authCache.clear(),
+  });
+  const services: Services = {
+    config,
+    sql,
+    clock,
+    metrics,
+    secretBox,
+    urlCheck: { resolver, trustedHosts: config.webhookTrustedHosts },
+    hub,
+    outbox,
+    deliveries,
+    dispatcher: deliveries.dispatcher,
+    authCache,
+    sweeps: [
+      { name: "expired inboxes", run: (now) => sweepExpiredInboxes({ outbox }, now) },
+      { name: "expired delivery leases", run: (now) => sweepExpiredLeases({ sql, hub }, now) },
+      { name: "old deliveries", run: (now) => purgeOldDeliveries({ sql, config }, now) },
+      { name: "expired sessions", run: (now) => sweepExpiredSessions({ sql }, now) },
+      { name: "old rate-limit hits", run: (now) => sweepOldHits({ sql }, now) },
+      { name: "old login lockouts", run: (now) => sweepOldLockouts({ sql }, now) },
+    ],
+  };
+  return {
+    ...services,
+    async start() {
+      await hub.start();
+      deliveries.start();
+    },
+    async stop() {
+      await deliveries.stop();
+      await hub.stop();
+    },
+  };
+}

@@ -1,0 +1,12 @@
+/** The minute sweep of the delivery log: finished attempts past DELIVERY_RETENTION_DAYS, and events left with none. */
+import type { Sql } from "../db/client.ts";
+import type { Config } from "../config.ts";
+import { purgeOld } from "./repo.ts";
+
+/** Deletes what is older than the retention at `now`; returns how many attempts went. */
+export async function purgeOldDeliveries(
+  deps: { sql: Sql; config: Pick<Config, "deliveryRetentionDays"> },
+  now: Date,
+): Promise<number> {
+  return await purgeOld(deps.sql, new Date(now.getTime() - deps.config.deliveryRetentionDays * 86_400_000));
+}

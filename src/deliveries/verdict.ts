@@ -1,0 +1,49 @@
+/**
+ * What a receiver's answer means for the attempt: any 2xx is a success; a
+ * redirect (never followed), any other status, a timeout or a network error
+ * is a failure with a reason, and a `Retry-After` the receiver sent moves the
+ * next retry.
+ */
+import type { SendOutcome } from "./http_client.ts";
+
+/** A receiver's answer judged: any 2xx is a success, anything else a failure with a reason. */
+export type Verdict =
+  | { ok: true; responseStatus: number; durationMs: number }
+  | {
+    ok: false;
+    responseStatus: number | null;
+    reason: string;
+    durationMs: number;
+    retryAfterSeconds: number | undefined;
+  };
+
+/** Judges the outcome of a send. Redirects are failures: they are never followed. */
+export function judge(outcome: SendOutcome): Verdict {
+  if (outcome.kind === "error") {
+    return {
+      ok: false,
+      responseStatus: null,
+      reason: outcome.reason,
+      durationMs: outcome.durationMs,
+      retryAfterSeconds: undefined,
+    };
+  }
+  const { status, durationMs } = outcome;
+  if (status >= 200 && status < 300) return { ok: true, responseStatus: status, durationMs };
+  const reason = status >= 300 && status < 400 ? `HTTP ${status}: redirect not followed` : `HTTP ${status}`;
+  return {
+    ok: false,
+    responseStatus: status,
+    reason,
+    durationMs,
+    retryAfterSeconds: parseRetryAfter(outcome.retryAfter),
+  };
+}
+
+/** Reads the `Retry-After` header: delay-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
+}

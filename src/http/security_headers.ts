@@ -1,0 +1,78 @@
+/**
+ * Response headers of the security posture (design): `nosniff` everywhere,
+ * `no-store` where a response carries a credential, and a locked-down
+ * policy for the reference page.
+ */
+import { createMiddleware } from "hono/factory";
+import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "./env.ts";
+
+/**
+ * `X-Content-Type-Options: nosniff` on every response, errors and 404s
+ * included: a browser never runs an answer as another type than it says.
+ * Set on the response after the rest of the chain, so it covers whatever
+ * answered (as hono's secureHeaders does: in place, without a copy).
+ */
+export function noSniff() {
+  return createMiddleware(async (c, next) => {
+    await next();
+    c.res.headers.set("X-Content-Type-Options", "nosniff");
+  });
+}
+
+/** The `Cache-Control` value of responses that carry a credential. */
+export const NO_STORE = "no-store";
+
+/** The documented `Cache-Control: no-store` response header. */
+export const NoStoreHeaderSchema = z.literal(NO_STORE);
+
+/**
+ * `Cache-Control: no-store` on the response, also when it is an error: a
+ * session cookie or a new API key must never be kept by a browser or proxy cache.
+ */
+export function noStore() {
+  return createMiddleware(async (c, next) => {
+    await next();
+    c.res.headers.set("Cache-Control", NO_STORE);
+  });
+}
+
+/** Where the reference page's nonce is kept for the page itself (`c.get(DOCS_NONCE)`). */
+export const DOCS_NONCE = "docsNonce" as const satisfies keyof AppEnv["Variables"];
+
+/** The Content-Security-Policy of the reference page, for a script and style nonce. */
+export function docsContentSecurityPolicy(nonce: string): string {
+  return [
+    // Everything from this origin only: the page, Scalar's bundle, the document, "try it" requests.
+    "default-src 'self'",
+    // Scalar's bundle (its URL) and the page's inline start-up script (the nonce). No 'unsafe-eval':
+    // the bundle's one probe for it is switched off (see the prelude in src/service/routes.ts).
+    `script-src 'self' 'nonce-${nonce}'`,
+    // Scalar injects <style> elements without the nonce and sets `style` attributes while it renders
+    // (Chromium reports both under a nonce-only style-src), which only 'unsafe-inline' allows; a
+    // nonce next to it would switch 'unsafe-inline' off, so there is none.
+    "style-src 'self' 'unsafe-inline'",
+    // Scalar's stylesheet draws some controls with data: SVG images.
+    "img-src 'self' data:",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+/**
+ * The reference page's headers: a fresh nonce per request (read by the page
+ * through `c.get(DOCS_NONCE)`), the Content-Security-Policy that allows only
+ * this origin, and no framing (`frame-ancestors 'none'`, and
+ * `X-Frame-Options: DENY` for browsers without CSP level 2).
+ */
+export function docsPolicy() {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const nonce = crypto.getRandomValues(new Uint8Array(16)).toBase64();
+    c.set(DOCS_NONCE, nonce);
+    await next();
+    c.res.headers.set("Content-Security-Policy", docsContentSecurityPolicy(nonce));
+    c.res.headers.set("X-Frame-Options", "DENY");
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * Log lines carry their context: every line written while serving a request
+ * has its request id, and every line of a delivery attempt has the delivery
+ * and webhook ids, without the code that logs passing them along.
+ */
+import assert from "node:assert/strict";
+import { capturedLogs } from "../_helpers/log_capture.ts";
+import { deliveryFixture, emitInboxCreated } from "../deliveries/_support.ts";
+
+Deno.test("every line written while serving a request carries its request id", async () => {
+  const f = await deliveryFixture();
+  try {
+    const requestId = `req-${crypto.randomUUID()}`;
+    const from = capturedLogs.length;
+    const res = await f.app.request("/api/user-webhooks", {
+      method: "POST",
+      json: { url: "https://localhost/x", events: ["inbox.created"] },
+      cookie: f.user.cookie,
+      headers: { "x-request-id": requestId },
+    });
+    await res.body?.cancel();
+    const lines = capturedLogs.slice(from).filter((r) => r.properties.requestId === requestId);
+    assert.ok(lines.some((r) => r.category.join(".") === "inbox.http"), "the access line has the request id");
+    assert.equal(res.headers.get("x-request-id"), requestId);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("a failed delivery is logged as a warning with its delivery id and webhook id", async () => {
+  const f = await deliveryFixture();
+  try {
+    f.receiver.respond({ status: 503 });
+    const created = await f.app.request("/api/user-webhooks", {
+      method: "POST",
+      json: { url: f.receiver.url("/down"), events: ["inbox.created"] },
+      cookie: f.user.cookie,
+    });
+    assert.equal(created.status, 201);
+    const webhookId = (await created.json()).id;
+    const eventId = await emitInboxCreated(f);
+    const from = capturedLogs.length;
+    await f.app.deps.deliveries.queue.runOnce();
+    const [attempt] = await f.db.sql<{ id: string }[]>`
+      SELECT id FROM deliveries WHERE event_id = ${eventId} AND attempt = 1`;
+    const warning = capturedLogs.slice(from).find((r) => r.level === "warning" && r.properties.eventId === eventId);
+    assert.ok(warning, "the failure is logged");
+    assert.equal(warning.properties.deliveryId, attempt!.id);
+    assert.equal(warning.properties.webhookId, webhookId);
+    assert.equal(warning.properties.reason, "HTTP 503");
+    assert.equal(warning.properties.recorded, "retry_scheduled");
+  } finally {
+    await f.close();
+  }
+});
