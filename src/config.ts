@@ -104,7 +104,7 @@ export const EnvSchema = z.object({
     "Attempts in flight per instance, over all events (3 per event at most, always)",
   ),
   DELIVERY_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1024).default(32).describe(
-    "Attempts of one account in flight over all instances: one tenant's slow or hanging receivers leave the other slots to other tenants",
+    "Attempts of one account in flight over all instances, at most; within it, an account holds at most half of the slots the other accounts leave",
   ),
   COOKIE_SECURE: booleanString.default(true).describe(
     "`false` (or `0`) drops the `Secure` flag of the session cookie (plain-HTTP development)",

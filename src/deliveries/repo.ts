@@ -34,41 +34,52 @@ export interface Caps {
   perTrigger: number;
   /** To one webhook: a hanging receiver cannot take every slot. */
   perWebhook: number;
-  /** Of one account: one tenant's hanging receivers cannot take every slot from the others. */
+  /** Of one account, at most, whatever its share. */
   perAccount: number;
+  /**
+   * The slots shared between accounts (one instance's concurrency). An account
+   * may hold at most half of what the other accounts leave of them: alone it
+   * gets half, a second hanging tenant a quarter, a third an eighth, so a
+   * newcomer always finds free slots; as attempts finish, the shares even out
+   * to slots / (k + 1) for k accounts. Never less than 1.
+   */
+  slots: number;
 }
 
 /**
  * First statement of a claim. Due pending attempts, oldest first, locked for
  * this transaction (SKIP LOCKED: another instance's claim takes other rows),
  * leaving out those that cannot be sent now: attempts of events, webhooks and
- * accounts already at their cap. Without that, the oldest rows, held back by
- * a cap (say, one tenant's events whose receivers hang), would be chosen
- * again and again while a due attempt of another tenant behind them waited
- * for those receivers to time out. Their events are locked too, so that no
- * other instance counts or adds in-flight attempts of these events until this
- * claim commits. The caps are counted exactly by the next statement, which
- * sees what the holders of those locks committed (a statement's snapshot is
- * taken when it starts).
+ * accounts already at their cap or share. Without that, the oldest rows, held
+ * back by a cap (say, one tenant's events whose receivers hang), would be
+ * chosen again and again while a due attempt of another tenant behind them
+ * waited for those receivers to time out. The accounts of the chosen rows are
+ * locked too, in id order (so claims locking overlapping sets do not
+ * deadlock): no other instance counts or adds in-flight attempts of these
+ * accounts, and so of their webhooks and events, until this claim commits.
+ * The caps are counted exactly by the next statement, which sees what the
+ * holders of those locks committed (a statement's snapshot is taken when it
+ * starts). NO KEY UPDATE does not block the foreign-key checks of inserts.
  */
 export async function lockDue(tx: Tx, now: Date, limit: number, caps: Caps): Promise<DueAttempt[]> {
   // The in-flight rows are few (bounded by every instance's concurrency), so
   // counting them per event, webhook and account costs little; the due scan
-  // walks deliveries_due_order_idx and stops at `limit` rows. Events are
-  // locked in id order, so instances locking overlapping sets do not
-  // deadlock; NO KEY UPDATE does not block the FK checks of inserts. The
-  // count makes sure every one of them is locked before the statement ends.
+  // walks deliveries_due_order_idx and stops at `limit` rows. An account is
+  // full here at half of what the others leave, the most the next statement
+  // allows (it divides by more when a claim takes rows of several accounts).
   return await tx<DueAttempt[]>`
     WITH flying AS MATERIALIZED (
       SELECT f.event_id, f.webhook_id, w.account_id FROM deliveries f JOIN webhooks w ON w.id = f.webhook_id
       WHERE f.status = 'in_flight' AND f.lease_until > ${now}
+    ), held AS MATERIALIZED (
+      SELECT account_id, count(*) AS n, (sum(count(*)) OVER ())::int AS total FROM flying GROUP BY account_id
     ), full_events AS (
       SELECT event_id FROM flying GROUP BY event_id HAVING count(*) >= ${caps.perTrigger}
     ), full_webhooks AS (
       SELECT webhook_id FROM flying GROUP BY webhook_id HAVING count(*) >= ${caps.perWebhook}
       UNION
-      SELECT w.id FROM webhooks w
-      WHERE w.account_id IN (SELECT account_id FROM flying GROUP BY account_id HAVING count(*) >= ${caps.perAccount})
+      SELECT w.id FROM webhooks w JOIN held h ON h.account_id = w.account_id
+      WHERE h.n >= LEAST(${caps.perAccount}, GREATEST(1, (${caps.slots}::int - (h.total - h.n)) / 2))
     ), due AS MATERIALIZED (
       SELECT id, event_id, webhook_id, run_at FROM deliveries
       WHERE status = 'pending' AND run_at <= ${now}
@@ -77,15 +88,16 @@ export async function lockDue(tx: Tx, now: Date, limit: number, caps: Caps): Pro
       ORDER BY run_at, id
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
-    ), locked_events AS MATERIALIZED (
-      SELECT id FROM events WHERE id IN (SELECT event_id FROM due) ORDER BY id FOR NO KEY UPDATE
+    ), locked_accounts AS MATERIALIZED (
+      SELECT id FROM accounts
+      WHERE id IN (SELECT w.account_id FROM due JOIN webhooks w ON w.id = due.webhook_id)
+      ORDER BY id FOR NO KEY UPDATE
     )
-    SELECT due.id, due.event_id, due.webhook_id, w.active, (SELECT count(*) FROM locked_events) AS locked_events
+    SELECT due.id, due.event_id, due.webhook_id, w.active, (SELECT count(*) FROM locked_accounts) AS locked_accounts
     FROM due JOIN webhooks w ON w.id = due.webhook_id
     ORDER BY due.run_at, due.id`;
 }
 
-/** Cancels attempts whose webhook has been disabled since they were queued. */
 export async function cancelAttempts(tx: Tx, ids: string[], now: Date): Promise<void> {
   await tx`UPDATE deliveries SET status = 'cancelled', finished_at = ${now} WHERE id = ANY(${ids})`;
 }
@@ -115,18 +127,26 @@ export async function markInFlightWithinCaps(
       SELECT d.id, d.event_id, d.webhook_id, w.account_id, array_position(${ids}::text[], d.id) AS ord
       FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
       WHERE d.id = ANY(${ids}::text[]) AND d.status = 'pending'
+    ), held AS MATERIALIZED (
+      SELECT fw.account_id, count(*) AS n FROM deliveries f JOIN webhooks fw ON fw.id = f.webhook_id
+      WHERE f.status = 'in_flight' AND f.lease_until > ${now}
+      GROUP BY fw.account_id
+    ), shares AS (
+      -- What the other accounts leave of the slots, split between the
+      -- accounts of this claim and one more (see Caps.slots).
+      SELECT a.account_id, COALESCE(h.n, 0) AS held, LEAST(${caps.perAccount}, GREATEST(1,
+        (${caps.slots}::int - ((SELECT COALESCE(sum(n), 0)::int FROM held) - COALESCE(h.n, 0)))
+          / ((SELECT count(DISTINCT account_id) FROM due) + 1))) AS share
+      FROM (SELECT DISTINCT account_id FROM due) a LEFT JOIN held h ON h.account_id = a.account_id
     ), fit_account AS (
-      SELECT due.*, row_number() OVER (PARTITION BY due.account_id ORDER BY due.ord) + (
-        SELECT count(*) FROM deliveries f JOIN webhooks fw ON fw.id = f.webhook_id
-        WHERE fw.account_id = due.account_id AND f.status = 'in_flight' AND f.lease_until > ${now}
-      ) AS slot
-      FROM due
+      SELECT due.*, s.share, row_number() OVER (PARTITION BY due.account_id ORDER BY due.ord) + s.held AS slot
+      FROM due JOIN shares s ON s.account_id = due.account_id
     ), fit_webhook AS (
       SELECT fa.id, fa.event_id, fa.webhook_id, fa.ord, row_number() OVER (PARTITION BY fa.webhook_id ORDER BY fa.ord) + (
         SELECT count(*) FROM deliveries f
         WHERE f.webhook_id = fa.webhook_id AND f.status = 'in_flight' AND f.lease_until > ${now}
       ) AS slot
-      FROM fit_account fa WHERE fa.slot <= ${caps.perAccount}
+      FROM fit_account fa WHERE fa.slot <= fa.share
     ), fit_all AS (
       SELECT fw.id, row_number() OVER (PARTITION BY fw.event_id ORDER BY fw.ord) + (
         SELECT count(*) FROM deliveries f

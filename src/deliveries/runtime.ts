@@ -88,6 +88,7 @@ export function createDeliveryRuntime(deps: DeliveryRuntimeDeps): DeliveryRuntim
       perTrigger: PER_TRIGGER_CONCURRENCY,
       perWebhook: PER_WEBHOOK_CONCURRENCY,
       perAccount: deps.config.deliveryConcurrencyPerAccount,
+      slots: deps.config.deliveryConcurrency,
     },
     // Past the timeout plus a margin, an attempt's worker is presumed dead.
     leaseMs: deps.config.deliveryTimeoutMs + 5_000,

@@ -54,6 +54,6 @@ export async function claimExactly(
   worker: string,
   leaseUntil: Date,
 ): Promise<repo.ClaimedDelivery[]> {
-  const noCaps = { perTrigger: 1_000, perWebhook: 1_000, perAccount: 1_000 };
+  const noCaps = { perTrigger: 1_000, perWebhook: 1_000, perAccount: 1_000, slots: 1_000_000 };
   return await f.db.sql.begin((tx) => repo.markInFlightWithinCaps(tx, ids, noCaps, f.clock.now(), worker, leaseUntil));
 }

@@ -7,10 +7,12 @@
  * 160): the claim kept taking A's held-back rows at the head of the queue.
  */
 import assert from "node:assert/strict";
+import * as repo from "../../src/deliveries/repo.ts";
 import { createWebhook, newUser } from "../_helpers/app.ts";
 import { type Receiver, startReceiver } from "../_helpers/receiver.ts";
+import { sleep } from "../_helpers/wait.ts";
 import { createInbox } from "../inboxes/_support.ts";
-import { deliveryFixture } from "./_support.ts";
+import { type DeliveryFixture, deliveryFixture } from "./_support.ts";
 
 const TIMEOUT_MS = 10_000;
 
@@ -55,3 +57,96 @@ for (const inboxes of [8, 80]) {
     }
   });
 }
+
+/** Commits `n` inbox.created events of the account in one transaction of the app's outbox (which wakes its queue). */
+async function emitMany(f: DeliveryFixture, accountId: string, n: number): Promise<void> {
+  const now = f.clock.now();
+  await f.app.deps.outbox.transaction(async (_tx, emit) => {
+    for (let i = 0; i < n; i++) {
+      await emit(accountId, "inbox.created", {
+        inboxId: `inb_${i}`,
+        address: `x${i}@inbox.localhost`,
+        expiresAt: now.toISOString(),
+      }, now);
+    }
+  });
+}
+
+/** In-flight attempts per account, over all instances. */
+async function heldBy(f: DeliveryFixture, accountId: string): Promise<number> {
+  const [row] = await f.db.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+    WHERE d.status = 'in_flight' AND w.account_id = ${accountId}`;
+  return row!.n;
+}
+
+Deno.test("three tenants hanging: each gets half of what the others leave, and a fourth tenant's delivery goes out at once", async () => {
+  // 64 slots (DELIVERY_CONCURRENCY). With a fixed per-account cap of 32, the
+  // second hanging tenant took the other 32 and the third tenant, and every
+  // later one, waited for the delivery timeout.
+  const f = await deliveryFixture({ startDeliveries: true, env: { DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS) } });
+  const hanging = await startReceiver({ handler: { delayMs: 600_000 } });
+  try {
+    const expected = [32, 16, 8]; // half of 64, of 64 - 32, of 64 - 48
+    const tenants = [f.user, await newUser(f.app, "pro"), await newUser(f.app, "pro")];
+    let sent = 0;
+    for (const [i, tenant] of tenants.entries()) {
+      for (let w = 0; w < 10; w++) await createWebhook(f.app, tenant, hanging.url(`/t${i}/${w}`));
+      f.clock.advance(1_000);
+      await emitMany(f, tenant.id, 40);
+      sent += expected[i]!;
+      assert.ok(await reached(hanging, sent, 5_000), `tenant ${i}: ${hanging.requests.length} of ${sent} in flight`);
+    }
+    await sleep(200); // nothing more goes out: every hanging tenant is at its share
+    for (const [i, tenant] of tenants.entries()) {
+      assert.equal(await heldBy(f, tenant.id), expected[i], `tenant ${i} holds its share`);
+    }
+    assert.equal(hanging.requests.length, sent);
+
+    const d = await newUser(f.app, "pro");
+    await createWebhook(f.app, d, f.receiver.url("/d"));
+    f.clock.advance(1_000);
+    const started = performance.now();
+    await createInbox(f.app, d);
+    const inTime = await reached(f.receiver, 1, TIMEOUT_MS / 2);
+    const delayMs = Math.round(performance.now() - started);
+    console.log(`a fourth tenant's delivery beside three hanging ones: ${inTime ? `${delayMs} ms` : "not within 5 s"}`);
+    assert.ok(inTime, `the fourth tenant waited behind three hanging ones (${delayMs} ms)`);
+  } finally {
+    await hanging.close();
+    await f.close();
+  }
+});
+
+Deno.test("two instances claiming one account at the same moment never exceed its share together", async () => {
+  const f = await deliveryFixture();
+  const other = await f.db.connect(2);
+  try {
+    await createWebhook(f.app, f.user, f.receiver.url("/one"));
+    // Four events, one webhook: the per-event and per-webhook caps leave room, only the account's cap binds.
+    await emitMany(f, f.user.id, 4);
+    const caps: repo.Caps = { perTrigger: 3, perWebhook: 16, perAccount: 2, slots: 64 };
+    const now = f.clock.now();
+    const lease = new Date(now.getTime() + 60_000);
+    const claimOn = (sql: typeof other, worker: string, hold?: Promise<void>) =>
+      sql.begin(async (tx) => {
+        // Each locks different due rows (SKIP LOCKED), so only the account lock can order them.
+        const due = await repo.lockDue(tx, now, 2, caps);
+        const claimed = await repo.markInFlightWithinCaps(tx, due.map((d) => d.id), caps, now, worker, lease);
+        await hold;
+        return claimed.length;
+      });
+    let release!: () => void;
+    const first = claimOn(f.db.sql, "w1", new Promise((r) => release = r));
+    await sleep(100);
+    const second = claimOn(other, "w2");
+    await sleep(200); // the second claim is now waiting for the first to commit
+    release();
+    assert.equal(await first, 2);
+    // Without the lock it counted before the first committed and claimed 2 more.
+    assert.equal(await second, 0, "the second instance saw the first's claim: the account is at its cap");
+    assert.equal(await heldBy(f, f.user.id), 2, "two in flight over both instances, never more");
+  } finally {
+    await f.close();
+  }
+});
