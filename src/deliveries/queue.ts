@@ -8,6 +8,7 @@
 import { getLogger, withContext } from "@logtape/logtape";
 import type { Sql } from "../db/client.ts";
 import type { Clock } from "../shared/clock.ts";
+import { withoutContext } from "../shared/log.ts";
 import { withTimeout } from "../shared/with_timeout.ts";
 import * as repo from "./repo.ts";
 
@@ -105,11 +106,14 @@ export class DeliveryQueue {
     if (this.#timer !== undefined && this.#timerAt <= at) return;
     clearTimeout(this.#timer);
     this.#timerAt = at;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#timerAt = Infinity;
-      void this.#tick();
-    }, Math.max(0, delayMs));
+    // A timer inherits the log context of whoever woke the queue (a request,
+    // an attempt that just finished); the claims it makes belong to no one.
+    this.#timer = setTimeout(() =>
+      withoutContext(() => {
+        this.#timer = undefined;
+        this.#timerAt = Infinity;
+        void this.#tick();
+      }), Math.max(0, delayMs));
   }
 
   async #tick(): Promise<void> {

@@ -9,6 +9,13 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { configure, getConsoleSink, jsonLinesFormatter, type LogLevel, type Sink } from "@logtape/logtape";
 
+/**
+ * Runs `fn` outside every log context. Taken when this module loads, outside
+ * any request: work that a request only wakes (the delivery queue's timers)
+ * runs through it, so that it does not carry that request's id.
+ */
+export const withoutContext: <R>(fn: () => R) => R = AsyncLocalStorage.snapshot();
+
 /** Configures logging for the process: JSON lines, or the given sink (tests). */
 export async function setupLogging(level: LogLevel, sink?: Sink): Promise<void> {
   await configure({

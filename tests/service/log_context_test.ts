@@ -4,7 +4,9 @@
  * and webhook ids, without the code that logs passing them along.
  */
 import assert from "node:assert/strict";
+import { createWebhook } from "../_helpers/app.ts";
 import { capturedLogs } from "../_helpers/log_capture.ts";
+import { waitUntil } from "../_helpers/wait.ts";
 import { deliveryFixture, emitInboxCreated } from "../deliveries/_support.ts";
 
 Deno.test("every line written while serving a request carries its request id", async () => {
@@ -49,6 +51,35 @@ Deno.test("a failed delivery is logged as a warning with its delivery id and web
     assert.equal(warning.properties.webhookId, webhookId);
     assert.equal(warning.properties.reason, "HTTP 503");
     assert.equal(warning.properties.recorded, "retry_scheduled");
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("a delivery that a request woke logs with its delivery id, never with the request's id", async () => {
+  const f = await deliveryFixture({ startDeliveries: true });
+  try {
+    f.receiver.respond({ status: 503 });
+    await createWebhook(f.app, f.user, f.receiver.url("/down"));
+    const requestId = `req-${crypto.randomUUID()}`;
+    const from = capturedLogs.length;
+    // Creating an inbox emits inbox.created; the outbox wakes the queue from inside the request.
+    const res = await f.app.request("/api/inboxes", {
+      method: "POST",
+      json: {},
+      cookie: f.user.cookie,
+      headers: { "x-request-id": requestId },
+    });
+    assert.equal(res.status, 201);
+    await res.body?.cancel();
+    await waitUntil(
+      () => capturedLogs.slice(from).some((r) => r.level === "warning"),
+      5_000,
+      () => "no warning logged",
+    );
+    const warning = capturedLogs.slice(from).find((r) => r.level === "warning")!;
+    assert.ok(typeof warning.properties.deliveryId === "string", "the failure names its delivery");
+    assert.equal(warning.properties.requestId, undefined, "the request only woke the queue: not its line");
   } finally {
     await f.close();
   }
