@@ -195,10 +195,15 @@ export async function createWebhook(
   events: string[] = ["inbox.created"],
   secret?: string,
 ): Promise<string> {
-  const res = await app.request("/api/user-webhooks", {
-    method: "POST",
-    json: { url, events, ...(secret === undefined ? {} : { secret }) },
-    cookie: cookieOf(who),
-  });
-  return (await expectStatus<{ id: string }>(res, 201, `webhook creation for ${url}`)).id;
+  return (await createWebhookWith(app, who, { url, events, ...(secret === undefined ? {} : { secret }) })).id;
+}
+
+/** Registers a webhook from the whole request body (`url`, `events`, `secret`...); asserts a 201 and returns its body. */
+export async function createWebhookWith(
+  app: Api,
+  who: Session,
+  json: Json & { url: string },
+): Promise<Json & { id: string }> {
+  const res = await app.request("/api/user-webhooks", { method: "POST", json, cookie: cookieOf(who) });
+  return await expectStatus<Json & { id: string }>(res, 201, `webhook creation for ${json.url}`);
 }

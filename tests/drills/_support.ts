@@ -57,14 +57,17 @@ export async function call(
   return { status: res.status, body };
 }
 
-/** An account on `plan` of the service at `url`, made by the operator API, signed in with a session cookie. */
-export function newAccount(url: string, plan: "pro" | "business" = "pro"): Promise<Account> {
-  return newOperatorAccount(apiAt(url), plan);
-}
-
-/** Registers a webhook for `inbox.created` at `target` on the service at `url`; returns its id. */
-export function newWebhook(url: string, account: Account, target: string): Promise<string> {
-  return createWebhook(apiAt(url), account, target);
+/** An account made by the operator API of the service at `url`, with `count` webhooks (`inbox.created`) at `target(i)`. */
+export async function accountWithWebhooks(
+  url: string,
+  count: number,
+  target: (i: number) => string,
+): Promise<{ account: Account; webhooks: string[] }> {
+  const api = apiAt(url);
+  const account = await newOperatorAccount(api);
+  const webhooks: string[] = [];
+  for (let i = 0; i < count; i++) webhooks.push(await createWebhook(api, account, target(i)));
+  return { account, webhooks };
 }
 
 /** How many of the expected pairs the receiver has seen. */
@@ -86,6 +89,24 @@ export function missingPairs(receiver: Receiver, webhooks: string[], events: Com
     }
   }
   return out;
+}
+
+/** Waits until the receiver has seen every (webhook, event) pair; names a few missing ones on a time-out. */
+export async function waitAllDelivered(
+  receiver: Receiver,
+  webhooks: string[],
+  events: Committed[],
+  timeoutMs: number,
+): Promise<void> {
+  const expected = webhooks.length * events.length;
+  await waitUntil(
+    () => deliveredCount(receiver, webhooks, events) === expected,
+    timeoutMs,
+    () =>
+      `${deliveredCount(receiver, webhooks, events)} of ${expected} pairs; missing e.g. ${
+        missingPairs(receiver, webhooks, events).join(", ")
+      }`,
+  );
 }
 
 /** Delivery rows by status. */

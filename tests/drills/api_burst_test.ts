@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import { createTestDb } from "../_helpers/db.ts";
 import { startReceiver } from "../_helpers/receiver.ts";
-import { apiAt, newApiKey } from "../_helpers/app.ts";
-import { newAccount, newWebhook, percentiles, report, serviceLog, waitUntil } from "./_support.ts";
+import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
+import { percentiles, report, serviceLog, waitUntil } from "./_support.ts";
 import { serviceEnv, startService } from "../_helpers/process.ts";
 
 /** The same in both scales: the issue's figure. */
@@ -29,11 +29,12 @@ Deno.test("drill: 1,000 concurrent API requests: no 5xx, no connection error", a
   const service = await startService(serviceEnv(db));
   let exitCode: number | undefined;
   try {
+    const api = apiAt(service.url);
     const keys: string[] = [];
     for (let i = 0; i < ACCOUNTS; i++) {
-      const account = await newAccount(service.url, "business");
-      await newWebhook(service.url, account, receiver.url(`/burst${i}`));
-      keys.push((await newApiKey(apiAt(service.url), account, "drill")).key);
+      const account = await newOperatorAccount(api, "business");
+      await createWebhook(api, account, receiver.url(`/burst${i}`));
+      keys.push((await newApiKey(api, account, "drill")).key);
     }
 
     const statuses: Record<string, number> = {};

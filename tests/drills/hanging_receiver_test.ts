@@ -21,8 +21,6 @@ import {
   type Account,
   call,
   missingPairs,
-  newAccount,
-  newWebhook,
   pairKey,
   percentiles,
   report,
@@ -31,6 +29,7 @@ import {
   waitUntil,
 } from "./_support.ts";
 import { serviceEnv, startService } from "../_helpers/process.ts";
+import { apiAt, createWebhook, newOperatorAccount } from "../_helpers/app.ts";
 import { commitInboxEvents, type Committed } from "../_helpers/events.ts";
 
 /** The spec's 10 s timeout at full scale; a shorter one keeps CI quick. */
@@ -87,8 +86,9 @@ Deno.test("drill: a hanging receiver does not slow a healthy receiver's deliveri
   const env = serviceEnv(db, TIMEOUT_MS === 10_000 ? {} : { DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS) });
   const service = await startService(env);
   try {
-    const account: Account = await newAccount(service.url);
-    const healthyId = await newWebhook(service.url, account, healthy.url("/healthy"));
+    const api = apiAt(service.url);
+    const account: Account = await newOperatorAccount(api);
+    const healthyId = await createWebhook(api, account, healthy.url("/healthy"));
 
     // Warm-up (first connection, JIT) so that neither phase pays for it.
     await waitDelivered(healthy, healthyId, await commitInboxEvents(db.sql, account.id, 5, 1));
@@ -96,7 +96,7 @@ Deno.test("drill: a hanging receiver does not slow a healthy receiver's deliveri
     const without = await steadyStream(db, account.id);
     await waitDelivered(healthy, healthyId, without);
 
-    const hangingId = await newWebhook(service.url, account, hanging.url("/hang"));
+    const hangingId = await createWebhook(api, account, hanging.url("/hang"));
     let reenabling = true;
     let reenabled = 0;
     const owner = (async () => {

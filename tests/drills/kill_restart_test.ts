@@ -8,14 +8,13 @@ import assert from "node:assert/strict";
 import { createTestDb } from "../_helpers/db.ts";
 import { startReceiver } from "../_helpers/receiver.ts";
 import {
+  accountWithWebhooks,
   deliveredCount,
-  missingPairs,
-  newAccount,
-  newWebhook,
   report,
   scaled,
   sleep,
   statusCounts,
+  waitAllDelivered,
   waitAllSucceeded,
   waitUntil,
 } from "./_support.ts";
@@ -36,9 +35,7 @@ Deno.test("drill: kill -9 mid-burst, then restart: 0 lost", async () => {
   const first = await startService(env);
   let second: ServiceProcess | undefined;
   try {
-    const account = await newAccount(first.url);
-    const webhooks: string[] = [];
-    for (let i = 0; i < WEBHOOKS; i++) webhooks.push(await newWebhook(first.url, account, receiver.url(`/k${i}`)));
+    const { account, webhooks } = await accountWithWebhooks(first.url, WEBHOOKS, (i) => receiver.url(`/k${i}`));
     const expected = EVENTS * WEBHOOKS;
 
     const events: Committed[] = [];
@@ -66,14 +63,7 @@ Deno.test("drill: kill -9 mid-burst, then restart: 0 lost", async () => {
     await emitting;
     assert.equal(events.length, EVENTS);
 
-    await waitUntil(
-      () => deliveredCount(receiver, webhooks, events) === expected,
-      120_000,
-      () =>
-        `${deliveredCount(receiver, webhooks, events)} of ${expected} pairs; missing e.g. ${
-          missingPairs(receiver, webhooks, events).join(", ")
-        }`,
-    );
+    await waitAllDelivered(receiver, webhooks, events, 120_000);
     const allPairsAt = Date.now();
     // Repeats of the killed attempts arrive after their lease: let them finish too.
     await waitAllSucceeded(db, 60_000);

@@ -13,10 +13,8 @@ import assert from "node:assert/strict";
 import { createTestDb, TEST_DATABASE_URL } from "../_helpers/db.ts";
 import { startReceiver } from "../_helpers/receiver.ts";
 import {
+  accountWithWebhooks,
   deliveredCount,
-  missingPairs,
-  newAccount,
-  newWebhook,
   pairKey,
   percentiles,
   report,
@@ -24,6 +22,7 @@ import {
   serviceLog,
   sleep,
   statusCounts,
+  waitAllDelivered,
   waitAllSucceeded,
   waitUntil,
 } from "./_support.ts";
@@ -147,9 +146,7 @@ Deno.test({
       assert.fail(`the service process died ${when}:\n${raw.slice(0, 8).join("\n")}`);
     };
     try {
-      const account = await newAccount(service.url);
-      const webhooks: string[] = [];
-      for (let i = 0; i < WEBHOOKS; i++) webhooks.push(await newWebhook(service.url, account, receiver.url(`/p${i}`)));
+      const { account, webhooks } = await accountWithWebhooks(service.url, WEBHOOKS, (i) => receiver.url(`/p${i}`));
       const before = await commitInboxEvents(db.sql, account.id, EVENTS_BEFORE);
       const expectedBefore = EVENTS_BEFORE * WEBHOOKS;
       await waitUntil(
@@ -209,14 +206,7 @@ Deno.test({
       const after = await withRetry("emit after restart", () => commitInboxEvents(db.sql, account.id, EVENTS_AFTER));
       const all = [...before, ...after];
       const expected = all.length * WEBHOOKS;
-      await waitUntil(
-        () => deliveredCount(receiver, webhooks, all) === expected,
-        120_000,
-        () =>
-          `${deliveredCount(receiver, webhooks, all)} of ${expected} pairs; missing e.g. ${
-            missingPairs(receiver, webhooks, all).join(", ")
-          }`,
-      );
+      await waitAllDelivered(receiver, webhooks, all, 120_000);
       const allDeliveredAt = Date.now();
       // Attempts whose result could not be recorded are repeated after their lease.
       await waitAllSucceeded(db, 60_000);

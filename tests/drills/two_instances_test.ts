@@ -8,14 +8,13 @@ import assert from "node:assert/strict";
 import { createTestDb } from "../_helpers/db.ts";
 import { startReceiver } from "../_helpers/receiver.ts";
 import {
+  accountWithWebhooks,
   deliveredCount,
-  missingPairs,
-  newAccount,
-  newWebhook,
   pairKey,
   pairs,
   report,
   scaled,
+  waitAllDelivered,
   waitAllSucceeded,
   waitUntil,
 } from "./_support.ts";
@@ -35,9 +34,7 @@ Deno.test("drill: two instances, one killed holding leases: the survivor deliver
   const env = serviceEnv(db, { DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS) });
   const [victim, survivor] = await Promise.all([startService(env), startService(env)]);
   try {
-    const account = await newAccount(survivor.url);
-    const webhooks: string[] = [];
-    for (let i = 0; i < WEBHOOKS; i++) webhooks.push(await newWebhook(survivor.url, account, receiver.url(`/t${i}`)));
+    const { account, webhooks } = await accountWithWebhooks(survivor.url, WEBHOOKS, (i) => receiver.url(`/t${i}`));
     const events = await commitInboxEvents(db.sql, account.id, EVENTS);
     const expected = EVENTS * WEBHOOKS;
 
@@ -64,14 +61,7 @@ Deno.test("drill: two instances, one killed holding leases: the survivor deliver
     assert.ok(held.length > 0, "the victim died holding leased attempts");
     const leaseEnds = Math.max(...held.map((h) => h.leaseUntil.getTime()));
 
-    await waitUntil(
-      () => deliveredCount(receiver, webhooks, events) === expected,
-      120_000,
-      () =>
-        `${deliveredCount(receiver, webhooks, events)} of ${expected} pairs; missing e.g. ${
-          missingPairs(receiver, webhooks, events).join(", ")
-        }`,
-    );
+    await waitAllDelivered(receiver, webhooks, events, 120_000);
     await waitAllSucceeded(db, TIMEOUT_MS + 5_000 + 60_000);
     const settledAt = Date.now();
 

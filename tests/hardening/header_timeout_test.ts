@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { createTestDb } from "../_helpers/db.ts";
 import { serviceEnv, startService } from "../_helpers/process.ts";
 import { testConfig } from "../_helpers/app.ts";
+import { sleep } from "../_helpers/wait.ts";
 import { serveHttp } from "../../src/http/serve.ts";
 
 const TIMEOUT_MS = 500;
@@ -66,11 +67,9 @@ async function requestOn(p: Probe, path: string): Promise<void> {
   await p.conn.write(encoder.encode(`GET ${path} HTTP/1.1\r\nHost: test\r\n\r\n`));
   const deadline = performance.now() + 5000;
   while (!p.received().includes("\r\n\r\n") && performance.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 Deno.test("the default is 10 s", () => {
   assert.equal(testConfig().httpHeadersTimeoutMs, 10_000);

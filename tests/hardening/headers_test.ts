@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { createTestDb } from "../_helpers/db.ts";
-import { ADMIN_TOKEN, newUser, startApp } from "../_helpers/app.ts";
+import { ADMIN_TOKEN, newUser, sessionCookieOf, startApp } from "../_helpers/app.ts";
 import { rawRequest } from "./raw_http.ts";
 
 Deno.test("every response carries X-Content-Type-Options: nosniff, errors and 404s included", async () => {
@@ -71,7 +71,7 @@ Deno.test("responses that carry a credential send Cache-Control: no-store", asyn
     const login = await app.request("/api/auth/login", { method: "POST", json: { email, password } });
     assert.equal(login.status, 200);
     assert.equal(login.headers.get("cache-control"), "no-store", "login");
-    const cookie = login.headers.getSetCookie().find((c) => c.startsWith("session="))!.split(";")[0]!;
+    const cookie = sessionCookieOf(login);
     await login.body?.cancel();
 
     const { id } = await (await app.request("/api/me", { cookie })).json();

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { createTestDb } from "../_helpers/db.ts";
+import { waitUntil } from "../_helpers/wait.ts";
 import { createNotificationHub, type Subscriber } from "../../src/notifications/hub.ts";
 import type { Sql } from "../../src/db/client.ts";
 
@@ -18,14 +19,6 @@ function recorder(): Subscriber & { payloads: string[]; resyncs: number } {
     onResync: () => void r.resyncs++,
   };
   return r;
-}
-
-async function waitFor(what: string, done: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Backends whose last statement was a LISTEN on one of these channels. */
@@ -48,12 +41,13 @@ Deno.test("the hub fans one LISTEN connection out to every subscriber of every c
     hub.subscribe(a, a2);
     await hub.start();
     hub.subscribe(b, b1); // After start: listened to at once.
-    await waitFor("the LISTEN on b", async () => (await listeningBackends(db.sql, [b])).length === 1);
+    await waitUntil(async () => (await listeningBackends(db.sql, [b])).length === 1, 5_000, () => "the LISTEN on b");
 
     await db.sql`SELECT pg_notify(${a}, 'one'), pg_notify(${b}, 'two')`;
-    await waitFor(
-      "both subscribers of a and the one of b",
+    await waitUntil(
       () => a1.payloads.length === 1 && a2.payloads.length === 1 && b1.payloads.length === 1,
+      5_000,
+      () => "both subscribers of a and the one of b",
     );
     assert.deepEqual([a1.payloads, a2.payloads, b1.payloads], [["one"], ["one"], ["two"]]);
     assert.equal((await listeningBackends(db.sql, [a, b])).length, 1, "one listening connection for both channels");
@@ -107,12 +101,13 @@ Deno.test("after the listening connection is lost, every subscriber re-checks an
     await db.sql`SELECT pg_terminate_backend(${pid!})`;
     // Sent while the hub has no connection: lost, which is why subscribers re-check.
     await db.sql`SELECT pg_notify(${a}, 'lost')`;
-    await waitFor("a re-check on both channels", () => sa.resyncs >= 1 && sb.resyncs >= 1);
+    await waitUntil(() => sa.resyncs >= 1 && sb.resyncs >= 1, 5_000, () => "a re-check on both channels");
 
     await db.sql`SELECT pg_notify(${a}, 'after'), pg_notify(${b}, 'after')`;
-    await waitFor(
-      "notifications after the reconnect",
+    await waitUntil(
       () => sa.payloads.includes("after") && sb.payloads.includes("after"),
+      5_000,
+      () => "notifications after the reconnect",
     );
     const [again] = await listeningBackends(db.sql, [a, b]);
     assert.notEqual(again, pid, "a new connection listens");

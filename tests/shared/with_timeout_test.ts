@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { withTimeout } from "../../src/shared/with_timeout.ts";
+import { sleep } from "../_helpers/wait.ts";
 
 const LONG_MS = 60_000;
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 Deno.test("a promise that settles in time gives its value; the fallback is not called and the timer is cleared", async () => {
   let fallbacks = 0;
@@ -17,7 +17,7 @@ Deno.test("a promise that settles in time gives its value; the fallback is not c
     return "fallback";
   });
   assert.equal(value, "answer");
-  const later = await withTimeout(delay(5).then(() => 42), LONG_MS, () => -1);
+  const later = await withTimeout(sleep(5).then(() => 42), LONG_MS, () => -1);
   assert.equal(later, 42);
   assert.equal(fallbacks, 0);
 });
@@ -38,7 +38,7 @@ Deno.test("a rejection passes through unchanged, and the timer is cleared", asyn
   const reason = new Error("servfail");
   await assert.rejects(withTimeout(Promise.reject(reason), LONG_MS, () => "fallback"), (err) => err === reason);
   await assert.rejects(
-    withTimeout(delay(5).then(() => Promise.reject(reason)), LONG_MS, () => "fallback"),
+    withTimeout(sleep(5).then(() => Promise.reject(reason)), LONG_MS, () => "fallback"),
     (err) => err === reason,
   );
 });
@@ -54,11 +54,11 @@ Deno.test("a fallback that throws rejects the result", async () => {
 });
 
 Deno.test("once timed out, the promise settling later changes nothing (a late rejection is not unhandled)", async () => {
-  const late = delay(40).then(() => Promise.reject(new Error("too late")));
+  const late = sleep(40).then(() => Promise.reject(new Error("too late")));
   assert.equal(await withTimeout(late, 5, () => "fallback"), "fallback");
   // Let the late rejection happen inside this test: it must not surface as unhandled.
-  await delay(60);
-  const resolvedLate = delay(40).then(() => "too late");
+  await sleep(60);
+  const resolvedLate = sleep(40).then(() => "too late");
   assert.equal(await withTimeout(resolvedLate, 5, () => "fallback"), "fallback");
   await resolvedLate;
 });

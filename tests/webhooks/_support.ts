@@ -1,6 +1,6 @@
 /** Shared helpers of the webhook tests: small request helpers (the app comes from tests/_helpers/harness.ts). */
 import assert from "node:assert/strict";
-import { getJson, type TestApp, type User } from "../_helpers/app.ts";
+import { createWebhookWith, getJson, type TestApp, type User } from "../_helpers/app.ts";
 import type { Sql } from "../../src/db/client.ts";
 import { body, expectError, type Json } from "../_helpers/expect.ts";
 
@@ -15,17 +15,9 @@ export function createRaw(app: TestApp, user: User, json: unknown): Promise<Resp
   return app.request("/api/user-webhooks", { method: "POST", json, cookie: user.cookie });
 }
 
-/** Creates a webhook that must succeed; returns the 201 body. */
-export async function createOk(
-  app: TestApp,
-  user: User,
-  url: string,
-  extra: Json = {},
-): Promise<Json & { id: string }> {
-  const res = await createRaw(app, user, { url, events: ["message.received"], ...extra });
-  const json = await body(res);
-  assert.equal(res.status, 201, `creating ${url}: ${JSON.stringify(json)}`);
-  return json as Json & { id: string };
+/** Creates a `message.received` webhook (plus `extra` fields) that must succeed; returns the 201 body. */
+export function createOk(app: TestApp, user: User, url: string, extra: Json = {}): Promise<Json & { id: string }> {
+  return createWebhookWith(app, user, { url, events: ["message.received"], ...extra });
 }
 
 /** PATCH /api/user-webhooks/{id} with the user's session. */
