@@ -214,7 +214,7 @@ export interface paths {
          *     deliveries, 10 s timeout, redirects not followed) and reports the outcome. Does not change
          *     `failureCount`, `active` or `lastTriggeredAt`, and works on inactive webhooks. Delivery
          *     failures are reported in the 200 body, not as an error status. Requires the Pro or
-         *     Business plan. Limited per account and minute: 10 (Pro), 30 (Business).
+         *     Business plan. Limited per account and minute: by default 10 (Pro), 30 (Business).
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -257,7 +257,7 @@ export interface paths {
          * Redeliver an event
          * @description Queues a new attempt of the event of the given delivery (same event `id`, new
          *     `X-Delivery-ID`) and returns it as a pending delivery. Requires the Pro or Business plan.
-         *     Limited per account and minute: 30 (Pro), 100 (Business).
+         *     Limited per account and minute: by default 30 (Pro), 100 (Business).
          */
         post: operations["redeliver"];
         delete?: never;

@@ -26,6 +26,9 @@ const code = (v: string) => `\`${v}\``;
 function formatDefault(name: EnvName, value: unknown): string {
   if (value === undefined) return "unset";
   if (value instanceof Set) return value.size === 0 ? "empty" : code([...value].join(","));
+  if (typeof value === "object" && value !== null) {
+    return code(Object.entries(value).map(([k, v]) => `${k}=${v}`).join(","));
+  }
   if (typeof value === "number" && name.endsWith("_BYTES")) {
     if (value % MIB === 0) return `${code(String(value))} (${value / MIB} MiB)`;
     if (value % KIB === 0) return `${code(String(value))} (${value / KIB} KiB)`;

@@ -36,6 +36,32 @@ const addressRangeList = hostList.refine(
   "must be comma-separated IP addresses or CIDR ranges (e.g. 10.0.0.0/8)",
 );
 
+/**
+ * Numbers per plan, written `pro=10,business=30`: the plans named take the
+ * number given, the others keep their default. A plan absent from the
+ * defaults has no allowance and cannot be given one here.
+ */
+function perPlan<P extends string>(plans: readonly P[], defaults: Record<P, number>) {
+  const format = `must be a comma list of plan=number (1 to 1000000) for ${plans.join(", ")}, e.g. ${
+    plans.map((p) => `${p}=${defaults[p]}`).join(",")
+  }`;
+  return z.string().transform((v, ctx): Record<P, number> => {
+    const out: Record<P, number> = { ...defaults };
+    for (const part of v.split(",")) {
+      const m = /^\s*([a-z]+)\s*=\s*(\d{1,7})\s*$/.exec(part);
+      const plan = m?.[1] as P | undefined;
+      const n = Number(m?.[2]);
+      if (!plan || !plans.includes(plan) || n < 1 || n > 1_000_000) {
+        ctx.addIssue({ code: "custom", message: format });
+        return z.NEVER;
+      }
+      out[plan] = n;
+    }
+    return out;
+    // zod cannot see through Awaited<> of a generic record: the default is of the output type.
+  }).default(defaults as never);
+}
+
 /** A positive whole number of at most `max`. */
 const count = (max: number) => z.coerce.number().int().min(1).max(max);
 
@@ -105,6 +131,15 @@ export const EnvSchema = z.object({
   ),
   DELIVERY_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1024).default(32).describe(
     "Attempts of one account in flight over all instances, at most; within it, an account holds at most half of the slots the other accounts leave",
+  ),
+  INBOXES_PER_ACCOUNT: perPlan(["free", "pro", "business"], { free: 10, pro: 100, business: 1_000 }).describe(
+    "Live inboxes one account may hold, by plan (400 `INBOX_LIMIT` beyond; expired inboxes do not count)",
+  ),
+  WEBHOOK_TESTS_PER_MINUTE: perPlan(["pro", "business"], { pro: 10, business: 30 }).describe(
+    "`POST /api/user-webhooks/{id}/test` per account and minute, by plan (429 `RATE_LIMITED` with `Retry-After` beyond)",
+  ),
+  REDELIVERIES_PER_MINUTE: perPlan(["pro", "business"], { pro: 30, business: 100 }).describe(
+    "`POST .../deliveries/{deliveryId}/redeliver` per account and minute, by plan (429 `RATE_LIMITED` beyond)",
   ),
   COOKIE_SECURE: booleanString.default(true).describe(
     "`false` (or `0`) drops the `Secure` flag of the session cookie (plain-HTTP development)",

@@ -87,6 +87,7 @@ Deno.test("the configuration keeps the camelCase names the code uses, one per va
     "encryptionKey",
     "host",
     "httpHeadersTimeoutMs",
+    "inboxesPerAccount",
     "logLevel",
     "loginAddressMaxFailures",
     "loginEmailMaxFailures",
@@ -97,6 +98,7 @@ Deno.test("the configuration keeps the camelCase names the code uses, one per va
     "maxBodyBytes",
     "metricsToken",
     "port",
+    "redeliveriesPerMinute",
     "registrationsPerAddressPerHour",
     "serviceName",
     "sessionTtlDays",
@@ -106,6 +108,7 @@ Deno.test("the configuration keeps the camelCase names the code uses, one per va
     "smtpPort",
     "trustedProxies",
     "webhookCaCerts",
+    "webhookTestsPerMinute",
     "webhookTrustedHosts",
   ]);
   assert.deepEqual(Object.keys(loadConfig({})), Object.keys(EnvSchema.shape).map(configKey));
@@ -176,4 +179,23 @@ Deno.test("every variable is documented, with its default from the schema", () =
   assert.equal(defaults.COOKIE_SECURE, "`true`");
   assert.equal(defaults.SMTP_MAX_BYTES, "`10485760` (10 MiB)");
   assert.equal(defaults.MAX_BODY_BYTES, "`65536` (64 KiB)");
+});
+
+Deno.test("per-plan limits: plan=number pairs override the named plans; anything else is refused", () => {
+  const d = loadConfig({});
+  assert.deepEqual(d.inboxesPerAccount, { free: 10, pro: 100, business: 1000 });
+  assert.deepEqual(d.webhookTestsPerMinute, { pro: 10, business: 30 });
+  assert.deepEqual(d.redeliveriesPerMinute, { pro: 30, business: 100 });
+  assert.deepEqual(loadConfig({ INBOXES_PER_ACCOUNT: " pro = 5 ,business=7" }).inboxesPerAccount, {
+    free: 10,
+    pro: 5,
+    business: 7,
+  });
+  for (const bad of ["free=5", "pro=0", "pro", "pro=5,", "enterprise=3", "pro=-1", "pro=1.5"]) {
+    assert.throws(
+      () => loadConfig({ WEBHOOK_TESTS_PER_MINUTE: bad }),
+      /WEBHOOK_TESTS_PER_MINUTE: must be a comma list of plan=number/,
+      bad,
+    );
+  }
 });

@@ -20,7 +20,8 @@ import { DeliveryListSchema, DeliverySchema, toDeliveryJson, WebhookTestResultSc
 import { listDeliveries, redeliver, sendTestEvent } from "./service.ts";
 import { rateLimit } from "../rate_limit/middleware.ts";
 import { rateLimitedResponse, RateLimitHeaders } from "../rate_limit/schemas.ts";
-import { DELIVERY_RATE_LIMITS, DELIVERY_RATE_POLICIES } from "./rate_limits.ts";
+import type { Config } from "../config.ts";
+import { DELIVERY_RATE_POLICIES } from "./rate_limits.ts";
 
 const testRoute = createRoute({
   method: "post",
@@ -59,6 +60,7 @@ export interface DeliveryRouteDeps {
   sql: Sql;
   clock: Clock;
   outbox: Outbox;
+  config: Pick<Config, "webhookTestsPerMinute" | "redeliveriesPerMinute">;
   /** Signs and sends the test event as a real delivery would be. */
   dispatcher: DispatcherDeps;
 }
@@ -72,14 +74,14 @@ export function deliveryRoutes(deps: DeliveryRouteDeps): OpenAPIHono<AppEnv> {
     "POST",
     "/api/user-webhooks/:id/test",
     plan,
-    rateLimit(deps, DELIVERY_RATE_POLICIES.test, DELIVERY_RATE_LIMITS.test),
+    rateLimit(deps, DELIVERY_RATE_POLICIES.test, deps.config.webhookTestsPerMinute),
   );
   app.on("GET", "/api/user-webhooks/:id/deliveries", plan);
   app.on(
     "POST",
     "/api/user-webhooks/:id/deliveries/:deliveryId/redeliver",
     plan,
-    rateLimit(deps, DELIVERY_RATE_POLICIES.redeliver, DELIVERY_RATE_LIMITS.redeliver),
+    rateLimit(deps, DELIVERY_RATE_POLICIES.redeliver, deps.config.redeliveriesPerMinute),
   );
   return app.openapi(testRoute, async (c) => {
     const webhook = await getWebhook(deps, c.get("principal").accountId, c.req.valid("param").id);

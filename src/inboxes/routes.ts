@@ -83,7 +83,9 @@ const getMessageRoute = createRoute({
 });
 
 /** The inbox routes; `/api` authentication is applied by the app. */
-export function inboxRoutes(deps: InboxDeps & { config: Pick<Config, "maxBodyBytes"> }): OpenAPIHono<AppEnv> {
+export function inboxRoutes(
+  deps: InboxDeps & { config: Pick<Config, "maxBodyBytes" | "inboxesPerAccount"> },
+): OpenAPIHono<AppEnv> {
   const app = createRouter();
   app.on("POST", "/api/inboxes", ...bodyGuards(deps.config.maxBodyBytes));
 

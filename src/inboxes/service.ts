@@ -11,7 +11,6 @@ import { newId } from "../shared/ids.ts";
 import { DEFAULT_PAGE_SIZE, type Page, toPage } from "../shared/cursor.ts";
 import { pagePosition } from "../http/page.ts";
 import { lockAccountPlan } from "../accounts/repo.ts";
-import type { Plan } from "../accounts/schemas.ts";
 import * as repo from "./repo.ts";
 import { isReservedLocalPart } from "./reserved.ts";
 import { DEFAULT_TTL_SECONDS, type InboxRow, type MessageRow, type MessageSummaryRow } from "./schemas.ts";
@@ -39,9 +38,6 @@ const reservedAddress = (address: string): ApiError =>
     "RESERVED_ADDRESS",
     `${address} is reserved: role addresses such as postmaster, abuse or admin cannot be inboxes`,
   );
-
-/** Live inboxes an account may hold at once, by plan (design: "Security posture"). */
-export const MAX_INBOXES: Readonly<Record<Plan, number>> = { free: 10, pro: 100, business: 1_000 };
 
 const inboxLimit = (max: number): ApiError => new ApiError(400, "INBOX_LIMIT", `Maximum ${max} inboxes on your plan`);
 
@@ -80,7 +76,7 @@ function randomFreeLocalPart(): string {
  * the account already holds its plan's number of live inboxes.
  */
 export async function createInbox(
-  deps: InboxDeps,
+  deps: InboxDeps & { config: Pick<Config, "inboxesPerAccount"> },
   accountId: string,
   input: { localPart?: string | undefined; ttlSeconds?: number | undefined },
 ): Promise<InboxRow> {
@@ -114,7 +110,7 @@ export async function createInbox(
       // Counted after the insert, the new inbox included, so a taken address
       // answers ADDRESS_TAKEN whatever the count (duplicate before maximum, as
       // for webhooks); refusing rolls the insert back.
-      const max = MAX_INBOXES[plan];
+      const max = deps.config.inboxesPerAccount[plan];
       if (await repo.countLiveInboxes(tx, accountId, now) > max) throw inboxLimit(max);
       await emit(accountId, "inbox.created", {
         inboxId: inserted.id,

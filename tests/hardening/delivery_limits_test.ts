@@ -12,13 +12,15 @@ import { createWebhook, newUser, type TestApp, type User } from "../_helpers/app
 import { type Harness, startHarness } from "../_helpers/harness.ts";
 import { deliveryCount } from "../deliveries/_support.ts";
 import type { Plan } from "../../src/accounts/schemas.ts";
-import { DELIVERY_RATE_LIMITS } from "../../src/deliveries/rate_limits.ts";
+
+/** The default redelivery limits (REDELIVERIES_PER_MINUTE). */
+const REDELIVERIES = { pro: 30, business: 100 } as const;
 
 /** An app that may reach the test receiver (trusted `localhost`). */
 type Fixture = Harness<{ receiver: true }>;
 
-function fixture(): Promise<Fixture> {
-  return startHarness({ receiver: true });
+function fixture(env: Record<string, string> = {}): Promise<Fixture> {
+  return startHarness({ receiver: true, env });
 }
 
 /** A user of `plan` with a webhook on the receiver. */
@@ -97,7 +99,7 @@ Deno.test("redeliver: 30 per minute on Pro, 100 on Business; refused calls queue
       const { user, webhookId } = await userWithWebhook(f, plan);
       const deliveryId = await oneDelivery(f, user, webhookId);
       const path = `/api/user-webhooks/${webhookId}/deliveries/${deliveryId}/redeliver`;
-      const limit = DELIVERY_RATE_LIMITS.redeliver[plan];
+      const limit = REDELIVERIES[plan];
       const before = await deliveryCount(f);
       const { statuses, last } = await burst(f.app, path, user.cookie, limit + 5);
       console.log(
@@ -170,6 +172,21 @@ Deno.test("a limit reached on one instance holds on another instance on the same
     assert.equal(f.receiver.requests.length, 10);
   } finally {
     await two.close();
+    await f.close();
+  }
+});
+
+Deno.test("WEBHOOK_TESTS_PER_MINUTE and REDELIVERIES_PER_MINUTE set the limits per plan", async () => {
+  const f = await fixture({ WEBHOOK_TESTS_PER_MINUTE: "pro=2", REDELIVERIES_PER_MINUTE: "pro=3,business=4" });
+  try {
+    const { user, webhookId } = await userWithWebhook(f, "pro");
+    const tests = await burst(f.app, `/api/user-webhooks/${webhookId}/test`, user.cookie, 3);
+    assert.deepEqual(tests.statuses, [200, 200, 429]);
+    assert.equal(tests.last.headers.get("ratelimit-policy"), `"webhook-test";q=2;w=60`);
+    const deliveryId = await oneDelivery(f, user, webhookId);
+    const path = `/api/user-webhooks/${webhookId}/deliveries/${deliveryId}/redeliver`;
+    assert.deepEqual((await burst(f.app, path, user.cookie, 4)).statuses, [202, 202, 202, 429]);
+  } finally {
     await f.close();
   }
 });

@@ -157,3 +157,14 @@ Deno.test("Pro holds 100 and Business 1000 live inboxes; a plan change counts at
     assert.equal(await inboxesOf(app, upgraded.id), 11);
   });
 });
+
+Deno.test("INBOXES_PER_ACCOUNT sets the limit per plan; plans not named keep theirs", async () => {
+  await withInboxes(async ({ app }) => {
+    const pro = await newUser(app, "pro");
+    for (let i = 0; i < 2; i++) await createInbox(app, pro, {});
+    await expectError(await createInboxRaw(app, pro, {}), 400, "INBOX_LIMIT", "Maximum 2 inboxes on your plan");
+    const free = await newUser(app, "free");
+    for (let i = 0; i < 10; i++) await createInbox(app, free, {});
+    await expectError(await createInboxRaw(app, free, {}), FREE_LIMIT.status, FREE_LIMIT.code, FREE_LIMIT.error);
+  }, { env: { INBOXES_PER_ACCOUNT: "pro=2" } });
+});
