@@ -53,8 +53,12 @@ export interface Services {
 
 /** A composed instance: its services, and what starts and stops them. */
 export interface Instance extends Services {
-  /** Listens for other instances (when built with `listen`) and starts claiming deliveries. */
-  start(): Promise<void>;
+  /**
+   * Listens for other instances (when built with `listen`) and starts claiming
+   * deliveries; `{ deliveries: false }` leaves the queue to a test that drives
+   * it with runOnce/drain.
+   */
+  start(opts?: { deliveries?: boolean }): Promise<void>;
   /** Stops claiming (attempts in flight finish) and listening. */
   stop(): Promise<void>;
 }
@@ -125,9 +129,9 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
   };
   return {
     ...services,
-    async start() {
+    async start({ deliveries: claim = true } = {}) {
       await hub.start();
-      deliveries.start();
+      if (claim) deliveries.start();
     },
     async stop() {
       await deliveries.stop();

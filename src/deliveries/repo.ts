@@ -284,12 +284,10 @@ export async function recordFailure(
 }
 
 /** Cancels a webhook's pending attempts (it was disabled). */
-export async function cancelPendingForWebhook(tx: Db, webhookId: string, at: Date): Promise<number> {
-  const rows = await tx`
+export async function cancelPendingForWebhook(tx: Db, webhookId: string, at: Date): Promise<void> {
+  await tx`
     UPDATE deliveries SET status = 'cancelled', finished_at = ${at}
-    WHERE webhook_id = ${webhookId} AND status = 'pending'
-    RETURNING id`;
-  return rows.length;
+    WHERE webhook_id = ${webhookId} AND status = 'pending'`;
 }
 
 /** Ids of the account's active webhooks subscribed to `type`: who gets an event. */
@@ -371,9 +369,6 @@ export async function findAttempt(
 export async function purgeOld(db: Db, before: Date): Promise<number> {
   const rows = await db`
     DELETE FROM deliveries WHERE finished_at IS NOT NULL AND finished_at < ${before} RETURNING id`;
-  await db`
-    DELETE FROM events e WHERE e.created_at < ${before}
-      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)`;
   return rows.length;
 }
 

@@ -80,8 +80,9 @@ export function webhookRoutes(deps: WebhookDeps & { config: Pick<Config, "maxBod
       : undefined
   );
   const plan = requireWebhookPlan();
-  app.use("/api/user-webhooks", plan);
-  app.use("/api/user-webhooks/*", plan);
+  // Its own paths only: the delivery routes under /api/user-webhooks/{id}/ check the plan themselves.
+  app.on(["GET", "POST"], "/api/user-webhooks", plan);
+  app.on(["GET", "PATCH", "DELETE"], "/api/user-webhooks/:id", plan);
   app.on(["POST", "PATCH"], ["/api/user-webhooks", "/api/user-webhooks/:id"], ...bodyGuards(deps.config.maxBodyBytes));
 
   return app.openapi(listRoute, async (c) => {

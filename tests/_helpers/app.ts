@@ -91,8 +91,7 @@ export async function startApp(
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.random ? { random: opts.random } : {}),
   });
-  await deps.hub.start();
-  if (opts.startDeliveries) deps.deliveries.start();
+  await deps.start({ deliveries: opts.startDeliveries ?? false });
   const app = createApp(deps);
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
   let closed: Promise<void> | undefined;
