@@ -334,9 +334,37 @@ export interface paths {
         };
         /**
          * List messages
-         * @description Lists the messages received by the inbox, newest first.
+         * @description Lists the messages received by the inbox, newest first. The filters (`from`, `subject`,
+         *     `contains`, `since`) combine with AND, as on the wait.
          */
         get: operations["listMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/inboxes/{id}/messages/wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Wait for a message
+         * @description A long poll: answers with the **earliest** message of the inbox after the cursor that
+         *     matches the filters (order of arrival: `receivedAt`, then id), whether it arrived before
+         *     the call or during it, or `204` when none arrived within `timeoutMs`. Follow an inbox by
+         *     calling again with `after` set to the id of the last message you got.
+         *
+         *     The request holds no database connection while it waits, and a message stored by any
+         *     instance wakes it at once. Every plan. `404` when the inbox is unknown, or is deleted or
+         *     expires during the wait.
+         */
+        get: operations["waitForMessage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -354,9 +382,69 @@ export interface paths {
         };
         /**
          * Get a message
-         * @description Returns one message with its bodies, headers and attachment metadata.
+         * @description Returns one message with its bodies, headers, attachment metadata, and the one-time
+         *     `codes` and `links` found in it.
+         *
+         *     `codes` are what a person would type, in order of appearance: 4 to 8 digits (a single
+         *     space or hyphen inside is removed: `123 456` is `123456`), or 6 to 8 uppercase letters and
+         *     digits with at least one of each; found in the subject, the text body and the visible text
+         *     of the HTML. Years, dates, times, prices, phone numbers, addresses and postcodes, and
+         *     anything inside a URL, an email address, an HTML attribute, a style, a script or a comment
+         *     are not codes.
+         *
+         *     `links` are every `http(s)` link in document order, de-duplicated by URL (first occurrence
+         *     wins): the HTML `href`s with their visible text, then the URLs of the text body (`text`
+         *     null). `mailto:`, `tel:`, `#` anchors and image sources are not links.
          */
         get: operations["getMessage"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a message
+         * @description Deletes the message with its raw form and attachments.
+         */
+        delete: operations["deleteMessage"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/inboxes/{id}/messages/{messageId}/raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the raw message
+         * @description The message exactly as it was received in SMTP DATA (after dot-unstuffing), with nothing
+         *     added: save it as an `.eml` file or feed it to a MIME parser. At most `SMTP_MAX_BYTES`.
+         */
+        get: operations["getRawMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/inboxes/{id}/messages/{messageId}/attachments/{attachmentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an attachment
+         * @description The attachment's bytes, with its content type (`application/octet-stream` when the type
+         *     the sender gave is not a plain media type), `Content-Disposition: attachment` with its
+         *     filename (RFC 6266: `filename*` for a name that is not plain ASCII),
+         *     `X-Content-Type-Options: nosniff` and `Content-Security-Policy: sandbox`.
+         */
+        get: operations["getAttachment"];
         put?: never;
         post?: never;
         delete?: never;
@@ -751,10 +839,18 @@ export interface components {
             nextCursor: string | null;
         };
         Attachment: {
+            /** @description Attachment ID (`att_...`); download with `GET .../attachments/{attachmentId}`. */
+            id: string;
             filename: string | null;
             contentType: string;
             /** @description Size in bytes. */
             size: number;
+        };
+        Link: {
+            /** @description The link's URL, HTML entities decoded. */
+            url: string;
+            /** @description The anchor's visible text, whitespace collapsed; null for a URL of the text body. */
+            text: string | null;
         };
         Message: {
             id: string;
@@ -774,8 +870,12 @@ export interface components {
             headers: {
                 [key: string]: string;
             };
-            /** @description Attachment metadata (contents are not stored). */
+            /** @description Attachment metadata; contents via `GET .../attachments/{attachmentId}`. */
             attachments: components["schemas"]["Attachment"][];
+            /** @description One-time codes a person would type, in order of appearance (see the operation). */
+            codes: string[];
+            /** @description The message's http(s) links in document order, de-duplicated by URL. */
+            links: components["schemas"]["Link"][];
         };
         AdminAccountCreateRequest: {
             /** Format: email */
@@ -812,6 +912,10 @@ export interface components {
             receivedAt: string;
             /** @description Size of the raw message in bytes. */
             size: number;
+            /** @description The message's `codes` (the same list), so a receiver gets the code without another call. */
+            codes: string[];
+            /** @description The first 20 of the message's link URLs. */
+            links: string[];
         };
         TestData: {
             webhookId: string;
@@ -959,6 +1063,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `INBOX_NOT_FOUND` (`Inbox not found`) or `MESSAGE_NOT_FOUND` (`Message not found`). */
+        MessageNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description `PAYLOAD_TOO_LARGE`: the request body is too large. */
         PayloadTooLarge: {
             headers: {
@@ -1075,6 +1188,14 @@ export interface components {
         DeliveryId: string;
         /** @description Message ID. */
         MessageId: string;
+        /** @description Only messages whose sender (address or display name) contains this, ignoring case. */
+        FilterFrom: string;
+        /** @description Only messages whose subject contains this, ignoring case. */
+        FilterSubject: string;
+        /** @description Only messages whose text or HTML body contains this, ignoring case. */
+        FilterContains: string;
+        /** @description Only messages received at or after this ISO 8601 timestamp (millisecond precision, inclusive). */
+        FilterSince: string;
         /** @description Page size, 1 to 100. Defaults to 20. */
         Limit: number;
         /** @description Opaque cursor from the `nextCursor` of the previous page. */
@@ -1796,6 +1917,14 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor from the `nextCursor` of the previous page. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only messages whose sender (address or display name) contains this, ignoring case. */
+                from?: components["parameters"]["FilterFrom"];
+                /** @description Only messages whose subject contains this, ignoring case. */
+                subject?: components["parameters"]["FilterSubject"];
+                /** @description Only messages whose text or HTML body contains this, ignoring case. */
+                contains?: components["parameters"]["FilterContains"];
+                /** @description Only messages received at or after this ISO 8601 timestamp (millisecond precision, inclusive). */
+                since?: components["parameters"]["FilterSince"];
             };
             header?: never;
             path: {
@@ -1816,6 +1945,63 @@ export interface operations {
                 };
             };
             400: components["responses"]["InvalidQuery"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["InboxNotFound"];
+        };
+    };
+    waitForMessage: {
+        parameters: {
+            query?: {
+                /** @description How long to wait, in whole milliseconds, 0 to 55000 (0 answers at once). Defaults to 30000. */
+                timeoutMs?: string;
+                /** @description A message id of this inbox; only messages received after it match. */
+                after?: string;
+                /** @description Only messages whose sender (address or display name) contains this, ignoring case. */
+                from?: components["parameters"]["FilterFrom"];
+                /** @description Only messages whose subject contains this, ignoring case. */
+                subject?: components["parameters"]["FilterSubject"];
+                /** @description Only messages whose text or HTML body contains this, ignoring case. */
+                contains?: components["parameters"]["FilterContains"];
+                /** @description Only messages received at or after this ISO 8601 timestamp (millisecond precision, inclusive). */
+                since?: components["parameters"]["FilterSince"];
+            };
+            header?: never;
+            path: {
+                /** @description Inbox ID. */
+                id: components["parameters"]["InboxId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The earliest matching message after the cursor. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Nothing matched within `timeoutMs`. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description `VALIDATION_ERROR`: `timeoutMs` not a whole number from 0 to 55000, `since` not an ISO
+             *     timestamp, or `after` not a message of this inbox.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["InboxNotFound"];
         };
@@ -1844,7 +2030,91 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description `INBOX_NOT_FOUND` (`Inbox not found`) or `MESSAGE_NOT_FOUND` (`Message not found`). */
+            404: components["responses"]["MessageNotFound"];
+        };
+    };
+    deleteMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inbox ID. */
+                id: components["parameters"]["InboxId"];
+                /** @description Message ID. */
+                messageId: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Message deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["MessageNotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    getRawMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inbox ID. */
+                id: components["parameters"]["InboxId"];
+                /** @description Message ID. */
+                messageId: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message exactly as received. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "message/rfc822": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["MessageNotFound"];
+        };
+    };
+    getAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Inbox ID. */
+                id: components["parameters"]["InboxId"];
+                /** @description Message ID. */
+                messageId: components["parameters"]["MessageId"];
+                /** @description Attachment ID (`att_...`), from the message's `attachments`. */
+                attachmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attachment's contents, with its content type. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description `INBOX_NOT_FOUND`, `MESSAGE_NOT_FOUND` or `ATTACHMENT_NOT_FOUND` (`Attachment not found`). */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -18,6 +18,7 @@ import { apiKeyRoutes } from "./api_keys/routes.ts";
 import { adminRoutes } from "./admin/routes.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
 import { deliveryRoutes } from "./deliveries/routes.ts";
+import { messageRoutes } from "./messages/routes.ts";
 import { inboxRoutes } from "./inboxes/routes.ts";
 import { serviceRoutes } from "./service/routes.ts";
 
@@ -41,6 +42,7 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   app.route("/", webhookRoutes(services));
   app.route("/", deliveryRoutes(services));
   app.route("/", inboxRoutes(services));
+  app.route("/", messageRoutes(services));
   app.route("/", adminRoutes(services));
 
   app.notFound(notFound);

@@ -23,6 +23,7 @@ import { sweepExpiredLeases } from "./deliveries/lease_sweep.ts";
 import { purgeOldDeliveries } from "./deliveries/purge.ts";
 import { AUTH_CHANNEL, AuthCache } from "./api_keys/auth_cache.ts";
 import { sweepExpiredInboxes } from "./inboxes/expiry.ts";
+import { createMessageWaiters, type MessageWaiters } from "./messages/waiters.ts";
 import { sweepExpiredSessions } from "./auth/session_sweep.ts";
 import { sweepOldHits } from "./rate_limit/hit_sweep.ts";
 import { sweepOldLockouts } from "./rate_limit/lockout_sweep.ts";
@@ -30,6 +31,8 @@ import { sweepOldLockouts } from "./rate_limit/lockout_sweep.ts";
 /** Every service of one instance. */
 export interface Services {
   config: Config;
+  /** Requests waiting for a message, woken through the hub. */
+  waiters: MessageWaiters;
   sql: Sql;
   clock: Clock;
   metrics: Metrics;
@@ -100,6 +103,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
     caPem,
     ...(opts.random ? { random: opts.random } : {}),
   });
+  const waiters = createMessageWaiters({ hub, registry: metrics.registry });
   const authCache = new AuthCache();
   hub.subscribe(AUTH_CHANNEL, {
     onNotify: (keyId) => authCache.invalidateKey(keyId),
@@ -108,6 +112,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
   });
   const services: Services = {
     config,
+    waiters,
     sql,
     clock,
     metrics,

@@ -103,6 +103,10 @@ export const EnvSchema = z.object({
   SMTP_MAX_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024).describe(
     "SMTP message size limit (larger mail is refused with `552`)",
   ),
+  SMTP_GREETING_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(0).describe(
+    "Pause before the SMTP greeting; a client that sends before it is refused (421), as spam software does. " +
+      "0: greet at once (smtp-server's own default is 100 ms, most of a message's time on a new connection)",
+  ),
   SMTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100_000).default(1000).describe(
     "Open SMTP connections per instance; one more is answered `421` and closed",
   ),

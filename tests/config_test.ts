@@ -102,6 +102,7 @@ Deno.test("the configuration keeps the camelCase names the code uses, one per va
     "registrationsPerAddressPerHour",
     "serviceName",
     "sessionTtlDays",
+    "smtpGreetingDelayMs",
     "smtpMaxBytes",
     "smtpMaxConnections",
     "smtpMaxConnectionsPerAddress",

@@ -50,6 +50,8 @@ export type InboxList = Schemas["InboxList"];
 export type Message = Schemas["Message"];
 export type MessageSummary = Schemas["MessageSummary"];
 export type MessageList = Schemas["MessageList"];
+export type Attachment = Schemas["Attachment"];
+export type Link = Schemas["Link"];
 export type MessageReceivedEvent = Schemas["MessageReceivedEvent"];
 export type InboxCreatedEvent = Schemas["InboxCreatedEvent"];
 export type InboxExpiredEvent = Schemas["InboxExpiredEvent"];
@@ -81,12 +83,88 @@ export interface PageQuery {
   cursor?: string;
 }
 
+/** Filters of the message list and of the wait: case-insensitive substrings, combined with AND. */
+export interface MessageFilter {
+  /** The sender's address or display name contains this. */
+  from?: string;
+  /** The subject contains this. */
+  subject?: string;
+  /** The text or HTML body contains this. */
+  contains?: string;
+  /** Received at or after this instant (inclusive, millisecond precision). */
+  since?: Date | string;
+}
+
+/** Options of `messages.waitFor`. */
+export interface WaitForOptions extends MessageFilter {
+  /** Only messages received after this message (id) of the inbox. */
+  after?: string;
+  /** How long to wait in all, in ms (default 30000); may be longer than one server hold (55 s). */
+  timeoutMs?: number;
+  /** Gives up early. */
+  signal?: AbortSignal;
+}
+
+/** Options of `messages.expectNone`. */
+export interface ExpectNoneOptions extends MessageFilter {
+  /** How long nothing may arrive, in ms. */
+  withinMs: number;
+  after?: string;
+  signal?: AbortSignal;
+}
+
+/** An attachment's contents, as downloaded. */
+export interface AttachmentContent {
+  content: Uint8Array;
+  contentType: string;
+}
+
+/** A call answered with an error status: `status` and the API's error body (`code`, `error`). */
+export class InboxServiceError extends Error {
+  override name = "InboxServiceError";
+  constructor(readonly status: number, readonly body: ApiErrorBody | undefined) {
+    super(body ? `${status} ${body.code}: ${body.error}` : `HTTP ${status}`);
+  }
+}
+
+/** `messages.waitFor` found no matching message within its timeout. */
+export class WaitTimeoutError extends Error {
+  override name = "WaitTimeoutError";
+  constructor(readonly inboxId: string, readonly timeoutMs: number) {
+    super(`No matching message arrived in inbox ${inboxId} within ${timeoutMs} ms`);
+  }
+}
+
+/** `messages.expectNone` saw a matching message arrive. */
+export class UnexpectedMessageError extends Error {
+  override name = "UnexpectedMessageError";
+  constructor(readonly received: Message) {
+    super(
+      `A matching message arrived: ${received.id} from ${received.from}, subject ${JSON.stringify(received.subject)}`,
+    );
+  }
+}
+
+/** The longest hold the server grants one wait request (its `timeoutMs` maximum). */
+const MAX_HOLD_MS = 55_000;
+const DEFAULT_WAIT_MS = 30_000;
+
 const SESSION_PATHS = new Set(["/api/auth/register", "/api/auth/login"]);
 
 /** The session pair (`session=...`) of a response's Set-Cookie, if any. */
 function sessionCookie(response: Response): string | undefined {
   const header = response.headers.getSetCookie().find((c) => c.startsWith("session="));
   return header?.split(";")[0];
+}
+
+/** A `since` as the API takes it. */
+function isoOf(since: Date | string | undefined): string | undefined {
+  return since instanceof Date ? since.toISOString() : since;
+}
+
+/** The API's error body, when the answer carried one. */
+function errorBody(error: unknown): ApiErrorBody | undefined {
+  return typeof error === "object" && error !== null && "code" in error ? error as ApiErrorBody : undefined;
 }
 
 type Media = `${string}/${string}`;
@@ -141,8 +219,24 @@ export interface InboxServiceClient {
     delete(inboxId: string): ApiResult<"/api/inboxes/{id}", "delete">;
   };
   messages: {
-    list(inboxId: string, query?: PageQuery): ApiResult<"/api/inboxes/{id}/messages", "get">;
+    list(inboxId: string, query?: PageQuery & MessageFilter): ApiResult<"/api/inboxes/{id}/messages", "get">;
     get(inboxId: string, messageId: string): ApiResult<"/api/inboxes/{id}/messages/{messageId}", "get">;
+    /**
+     * Resolves with the earliest matching message after `after` (or the first
+     * one, whenever it arrived), waiting on the server up to `timeoutMs` in all,
+     * across as many server holds as that takes. Rejects with
+     * `WaitTimeoutError` when none came, `InboxServiceError` on an error answer.
+     */
+    waitFor(inboxId: string, options?: WaitForOptions): Promise<Message>;
+    /** Resolves when no matching message arrives within `withinMs`; rejects with `UnexpectedMessageError` if one does. */
+    expectNone(inboxId: string, options: ExpectNoneOptions): Promise<void>;
+    /** The message exactly as received (`message/rfc822` bytes); rejects with `InboxServiceError` otherwise. */
+    raw(inboxId: string, messageId: string): Promise<Uint8Array>;
+    delete(inboxId: string, messageId: string): ApiResult<"/api/inboxes/{id}/messages/{messageId}", "delete">;
+  };
+  attachments: {
+    /** An attachment's bytes and content type; rejects with `InboxServiceError` otherwise. */
+    get(inboxId: string, messageId: string, attachmentId: string): Promise<AttachmentContent>;
   };
   /** Operator calls; they need `adminToken`. */
   admin: {
@@ -190,6 +284,22 @@ export function createClient(options: ClientOptions): InboxServiceClient {
   raw.use(credentials);
 
   const id = (value: string) => ({ path: { id: value } });
+
+  // One long poll after another until a message comes or the caller's own timeout runs out.
+  async function waitFor(inboxId: string, options: WaitForOptions = {}): Promise<Message> {
+    const { timeoutMs = DEFAULT_WAIT_MS, signal, since, ...filters } = options;
+    const deadline = Date.now() + timeoutMs;
+    while (true) {
+      const hold = Math.max(0, Math.min(deadline - Date.now(), MAX_HOLD_MS));
+      const { data, error, response } = await raw.GET("/api/inboxes/{id}/messages/wait", {
+        params: { path: { id: inboxId }, query: { ...filters, since: isoOf(since), timeoutMs: String(hold) } },
+        ...(signal ? { signal } : {}),
+      });
+      if (response.status === 200 && data) return data;
+      if (response.status !== 204) throw new InboxServiceError(response.status, errorBody(error));
+      if (Date.now() >= deadline) throw new WaitTimeoutError(inboxId, timeoutMs);
+    }
+  }
 
   return {
     /** The openapi-fetch client (typed by path), sharing credentials and middleware. */
@@ -246,10 +356,47 @@ export function createClient(options: ClientOptions): InboxServiceClient {
     },
 
     messages: {
-      list: (inboxId: string, query: PageQuery = {}) =>
-        raw.GET("/api/inboxes/{id}/messages", { params: { path: { id: inboxId }, query } }),
+      list: (inboxId: string, query: PageQuery & MessageFilter = {}) =>
+        raw.GET("/api/inboxes/{id}/messages", {
+          params: { path: { id: inboxId }, query: { ...query, since: isoOf(query.since) } },
+        }),
       get: (inboxId: string, messageId: string) =>
         raw.GET("/api/inboxes/{id}/messages/{messageId}", { params: { path: { id: inboxId, messageId } } }),
+      waitFor,
+      expectNone: async (inboxId: string, options: ExpectNoneOptions) => {
+        const { withinMs, ...rest } = options;
+        try {
+          const message = await waitFor(inboxId, { ...rest, timeoutMs: withinMs });
+          throw new UnexpectedMessageError(message);
+        } catch (err) {
+          if (err instanceof WaitTimeoutError) return;
+          throw err;
+        }
+      },
+      raw: async (inboxId: string, messageId: string) => {
+        const { data, error, response } = await raw.GET("/api/inboxes/{id}/messages/{messageId}/raw", {
+          params: { path: { id: inboxId, messageId } },
+          parseAs: "arrayBuffer",
+        });
+        if (!response.ok || data === undefined) throw new InboxServiceError(response.status, errorBody(error));
+        return new Uint8Array(data as unknown as ArrayBuffer);
+      },
+      delete: (inboxId: string, messageId: string) =>
+        raw.DELETE("/api/inboxes/{id}/messages/{messageId}", { params: { path: { id: inboxId, messageId } } }),
+    },
+
+    attachments: {
+      get: async (inboxId: string, messageId: string, attachmentId: string) => {
+        const { data, error, response } = await raw.GET(
+          "/api/inboxes/{id}/messages/{messageId}/attachments/{attachmentId}",
+          { params: { path: { id: inboxId, messageId, attachmentId } }, parseAs: "arrayBuffer" },
+        );
+        if (!response.ok || data === undefined) throw new InboxServiceError(response.status, errorBody(error));
+        return {
+          content: new Uint8Array(data as unknown as ArrayBuffer),
+          contentType: response.headers.get("content-type") ?? "application/octet-stream",
+        };
+      },
     },
 
     /** Operator calls; they need `adminToken`. */

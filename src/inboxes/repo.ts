@@ -1,13 +1,12 @@
 /**
- * SQL of inboxes and messages. "Live" always means `expires_at > now` with the
+ * SQL of inboxes. "Live" always means `expires_at > now` with the
  * caller's clock: an inbox stops existing for the API and for SMTP the moment
  * it expires, whether or not the sweep has removed it yet.
  */
 import type { Db, Tx } from "../db/client.ts";
-import type { AttachmentMeta, InboxRow, MessageRow, MessageSummaryRow } from "./schemas.ts";
+import type { InboxRow } from "./schemas.ts";
 
 const INBOX_COLUMNS = "id, account_id, address, created_at, expires_at";
-const SUMMARY_COLUMNS = "id, inbox_id, from_address, to_address, subject, size, received_at";
 
 /** A page position: the (time, id) of the last row seen. */
 export interface After {
@@ -83,72 +82,19 @@ export async function findLiveInboxByAddress(db: Db, address: string, now: Date)
   return rows[0];
 }
 
-/** The live inbox of an address, locked against deletion until the transaction ends. */
+/**
+ * The live inbox of an address, locked until the transaction ends against
+ * deletion and against another message being stored for it.
+ */
 export async function lockLiveInboxByAddress(tx: Tx, address: string, now: Date): Promise<InboxRow | undefined> {
-  // KEY SHARE is what the message's foreign key needs anyway; taking it first
-  // means a concurrent DELETE waits for the message instead of failing it.
+  // NO KEY UPDATE: a concurrent DELETE waits for the message instead of
+  // failing it, and the inbox's messages are stored one at a time, so their
+  // seq is their commit order (messages/repo.ts). The foreign-key checks of
+  // inserts (KEY SHARE) do not wait for it.
   const rows = await tx<InboxRow[]>`
     SELECT ${tx.unsafe(INBOX_COLUMNS)} FROM inboxes WHERE address = ${address} AND expires_at > ${now}
-    FOR KEY SHARE`;
+    FOR NO KEY UPDATE`;
   return rows[0];
-}
-
-/** Stores a received message. */
-export async function insertMessage(
-  tx: Tx,
-  m: {
-    id: string;
-    inboxId: string;
-    from: string;
-    to: string;
-    subject: string;
-    text: string | null;
-    html: string | null;
-    headers: Record<string, string>;
-    attachments: AttachmentMeta[];
-    size: number;
-    receivedAt: Date;
-  },
-): Promise<void> {
-  await tx`
-    INSERT INTO messages (id, inbox_id, from_address, to_address, subject, text_body, html_body, headers,
-      attachments, size, received_at)
-    VALUES (${m.id}, ${m.inboxId}, ${m.from}, ${m.to}, ${m.subject}, ${m.text}, ${m.html},
-      ${tx.json(m.headers)}, ${tx.json(m.attachments)}, ${m.size}, ${m.receivedAt})`;
-}
-
-/** An inbox's messages, newest first, after the cursor position. */
-export async function listMessages(
-  db: Db,
-  inboxId: string,
-  limit: number,
-  after: After | undefined,
-): Promise<MessageSummaryRow[]> {
-  return await db<MessageSummaryRow[]>`
-    SELECT ${db.unsafe(SUMMARY_COLUMNS)} FROM messages
-    WHERE inbox_id = ${inboxId}
-      ${after ? db`AND (received_at, id) < (${after.createdAt}, ${after.id})` : db``}
-    ORDER BY received_at DESC, id DESC
-    LIMIT ${limit}`;
-}
-
-type StoredMessageRow = MessageSummaryRow & {
-  textBody: string | null;
-  htmlBody: string | null;
-  headers: string;
-  attachments: string;
-};
-
-/** One message of an inbox, with bodies, headers and attachment metadata. */
-export async function findMessage(db: Db, inboxId: string, id: string): Promise<MessageRow | undefined> {
-  // The JSON columns come back as text: the camel transform would rename keys inside jsonb.
-  const rows = await db<StoredMessageRow[]>`
-    SELECT ${db.unsafe(SUMMARY_COLUMNS)}, text_body, html_body, headers::text AS headers,
-      attachments::text AS attachments
-    FROM messages WHERE id = ${id} AND inbox_id = ${inboxId}`;
-  const row = rows[0];
-  if (!row) return undefined;
-  return { ...row, headers: JSON.parse(row.headers), attachments: JSON.parse(row.attachments) };
 }
 
 /** Up to `limit` expired inboxes, locked for this transaction; rows another sweeper holds are skipped. */

@@ -1,4 +1,4 @@
-/** HTTP layer of inboxes and their messages: every plan, free included. */
+/** HTTP layer of inboxes: every plan, free included (their messages: messages/routes.ts). */
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Config } from "../config.ts";
 import type { AppEnv } from "../http/env.ts";
@@ -13,26 +13,8 @@ import {
   PageQuerySchema,
   SuccessSchema,
 } from "../http/schemas.ts";
-import {
-  InboxCreateRequestSchema,
-  InboxListSchema,
-  InboxSchema,
-  MessageListSchema,
-  MessageParamsSchema,
-  MessageSchema,
-  toInboxJson,
-  toMessageJson,
-  toMessageSummaryJson,
-} from "./schemas.ts";
-import {
-  createInbox,
-  deleteInbox,
-  getInbox,
-  getMessage,
-  type InboxDeps,
-  listInboxes,
-  listMessages,
-} from "./service.ts";
+import { InboxCreateRequestSchema, InboxListSchema, InboxSchema, toInboxJson } from "./schemas.ts";
+import { createInbox, deleteInbox, getInbox, type InboxDeps, listInboxes } from "./service.ts";
 
 const createInboxRoute = createRoute({
   method: "post",
@@ -66,22 +48,6 @@ const deleteInboxRoute = createRoute({
   security: API_SECURITY,
 });
 
-const listMessagesRoute = createRoute({
-  method: "get",
-  path: "/api/inboxes/{id}/messages",
-  request: { params: IdParamSchema, query: PageQuerySchema },
-  responses: { 200: jsonResponse("A page of messages", MessageListSchema), ...errorResponses(400, 401, 404) },
-  security: API_SECURITY,
-});
-
-const getMessageRoute = createRoute({
-  method: "get",
-  path: "/api/inboxes/{id}/messages/{messageId}",
-  request: { params: MessageParamsSchema },
-  responses: { 200: jsonResponse("The message", MessageSchema), ...errorResponses(401, 404) },
-  security: API_SECURITY,
-});
-
 /** The inbox routes; `/api` authentication is applied by the app. */
 export function inboxRoutes(
   deps: InboxDeps & { config: Pick<Config, "maxBodyBytes" | "inboxesPerAccount"> },
@@ -100,12 +66,5 @@ export function inboxRoutes(
   }).openapi(deleteInboxRoute, async (c) => {
     await deleteInbox(deps, c.get("principal").accountId, c.req.valid("param").id);
     return c.json({ success: true as const }, 200);
-  }).openapi(listMessagesRoute, async (c) => {
-    const { id } = c.req.valid("param");
-    const page = await listMessages(deps, c.get("principal").accountId, id, c.req.valid("query"));
-    return c.json({ data: page.data.map(toMessageSummaryJson), nextCursor: page.nextCursor }, 200);
-  }).openapi(getMessageRoute, async (c) => {
-    const { id, messageId } = c.req.valid("param");
-    return c.json(toMessageJson(await getMessage(deps, c.get("principal").accountId, id, messageId)), 200);
   });
 }

@@ -1,6 +1,5 @@
-/** Zod schemas of inboxes and their messages, named as in `openapi.yaml`. */
+/** Zod schemas of inboxes, named as in `openapi.yaml`. */
 import { z } from "@hono/zod-openapi";
-import { PathIdSchema } from "../http/schemas.ts";
 
 /** Ttl bounds and default (design: "Inboxes"). */
 export const MIN_TTL_SECONDS = 60;
@@ -27,39 +26,6 @@ export const InboxListSchema = z.object({
   nextCursor: z.string().nullable(),
 }).openapi("InboxList");
 
-const summaryFields = {
-  id: z.string(),
-  inboxId: z.string(),
-  from: z.string(),
-  to: z.string(),
-  subject: z.string(),
-  receivedAt: z.iso.datetime(),
-  size: z.number().int(),
-};
-
-export const MessageSummarySchema = z.object(summaryFields).openapi("MessageSummary");
-
-export const MessageListSchema = z.object({
-  data: z.array(MessageSummarySchema),
-  nextCursor: z.string().nullable(),
-}).openapi("MessageList");
-
-export const AttachmentSchema = z.object({
-  filename: z.string().nullable(),
-  contentType: z.string(),
-  size: z.number().int(),
-}).openapi("Attachment");
-
-export const MessageSchema = z.object({
-  ...summaryFields,
-  text: z.string().nullable(),
-  html: z.string().nullable(),
-  headers: z.record(z.string(), z.string()),
-  attachments: z.array(AttachmentSchema),
-}).openapi("Message");
-
-export const MessageParamsSchema = z.object({ id: PathIdSchema, messageId: PathIdSchema });
-
 /** An inbox as stored. */
 export interface InboxRow {
   id: string;
@@ -69,53 +35,7 @@ export interface InboxRow {
   expiresAt: Date;
 }
 
-/** Attachment metadata as stored. */
-export type AttachmentMeta = z.infer<typeof AttachmentSchema>;
-
-/** A message as listed (no bodies). */
-export interface MessageSummaryRow {
-  id: string;
-  inboxId: string;
-  fromAddress: string;
-  toAddress: string;
-  subject: string;
-  size: number;
-  receivedAt: Date;
-}
-
-/** A message with its bodies, headers and attachment metadata. */
-export interface MessageRow extends MessageSummaryRow {
-  textBody: string | null;
-  htmlBody: string | null;
-  headers: Record<string, string>;
-  attachments: AttachmentMeta[];
-}
-
 /** The API form of an inbox. */
 export function toInboxJson(i: InboxRow): z.infer<typeof InboxSchema> {
   return { id: i.id, address: i.address, createdAt: i.createdAt.toISOString(), expiresAt: i.expiresAt.toISOString() };
-}
-
-/** The list form of a message. */
-export function toMessageSummaryJson(m: MessageSummaryRow): z.infer<typeof MessageSummarySchema> {
-  return {
-    id: m.id,
-    inboxId: m.inboxId,
-    from: m.fromAddress,
-    to: m.toAddress,
-    subject: m.subject,
-    receivedAt: m.receivedAt.toISOString(),
-    size: m.size,
-  };
-}
-
-/** The single-message form. */
-export function toMessageJson(m: MessageRow): z.infer<typeof MessageSchema> {
-  return {
-    ...toMessageSummaryJson(m),
-    text: m.textBody,
-    html: m.htmlBody,
-    headers: m.headers,
-    attachments: m.attachments,
-  };
 }

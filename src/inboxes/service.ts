@@ -11,9 +11,11 @@ import { newId } from "../shared/ids.ts";
 import { DEFAULT_PAGE_SIZE, type Page, toPage } from "../shared/cursor.ts";
 import { pagePosition } from "../http/page.ts";
 import { lockAccountPlan } from "../accounts/repo.ts";
+import type { NotificationHub } from "../notifications/hub.ts";
+import { notify } from "../notifications/repo.ts";
 import * as repo from "./repo.ts";
 import { isReservedLocalPart } from "./reserved.ts";
-import { DEFAULT_TTL_SECONDS, type InboxRow, type MessageRow, type MessageSummaryRow } from "./schemas.ts";
+import { DEFAULT_TTL_SECONDS, type InboxRow } from "./schemas.ts";
 
 /** What the inbox rules need. */
 export interface InboxDeps {
@@ -21,8 +23,16 @@ export interface InboxDeps {
   clock: Clock;
   /** Events (`inbox.created`, `inbox.expired`, `message.received`) go through it. */
   outbox: Outbox;
+  /** Wakes this instance's message waiters when an inbox is deleted. */
+  hub: Pick<NotificationHub, "publishLocal">;
   config: Pick<Config, "mailDomain">;
 }
+
+/**
+ * The channel whose payload is the id of an inbox that got a message or was
+ * deleted: waiters of that inbox look again (messages/waiters.ts).
+ */
+export const INBOX_CHANNEL = "inbox_messages";
 
 const RANDOM_LOCAL_PART_LENGTH = 12;
 const LOCAL_PART_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -30,7 +40,6 @@ const LOCAL_PART_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 const RANDOM_ATTEMPTS = 5;
 
 export const inboxNotFound = (): ApiError => notFound("INBOX_NOT_FOUND", "Inbox not found");
-const messageNotFound = (): ApiError => notFound("MESSAGE_NOT_FOUND", "Message not found");
 const addressTaken = (): ApiError => new ApiError(400, "ADDRESS_TAKEN", "Address already taken");
 const reservedAddress = (address: string): ApiError =>
   new ApiError(
@@ -125,7 +134,11 @@ export async function createInbox(
 }
 
 /** One of the account's live inboxes; 404 otherwise. */
-export async function getInbox(deps: InboxDeps, accountId: string, id: string): Promise<InboxRow> {
+export async function getInbox(
+  deps: Pick<InboxDeps, "sql" | "clock">,
+  accountId: string,
+  id: string,
+): Promise<InboxRow> {
   const row = await repo.findLiveInbox(deps.sql, accountId, id, deps.clock.now());
   if (!row) throw inboxNotFound();
   return row;
@@ -145,32 +158,12 @@ export async function listInboxes(
 
 /** Deletes one of the account's live inboxes and its messages; no event (deletion is not expiry). */
 export async function deleteInbox(deps: InboxDeps, accountId: string, id: string): Promise<void> {
-  if (!await repo.deleteLiveInbox(deps.sql, accountId, id, deps.clock.now())) throw inboxNotFound();
-}
-
-/** A page of a live inbox's messages, newest first. */
-export async function listMessages(
-  deps: InboxDeps,
-  accountId: string,
-  inboxId: string,
-  page: { limit?: number | undefined; cursor?: string | undefined },
-): Promise<Page<MessageSummaryRow>> {
-  const inbox = await getInbox(deps, accountId, inboxId);
-  const limit = page.limit ?? DEFAULT_PAGE_SIZE;
-  const after = pagePosition(page.cursor);
-  const rows = await repo.listMessages(deps.sql, inbox.id, limit + 1, after);
-  return toPage(rows, limit, (r) => [r.receivedAt, r.id]);
-}
-
-/** One message of one of the account's live inboxes; 404 otherwise. */
-export async function getMessage(
-  deps: InboxDeps,
-  accountId: string,
-  inboxId: string,
-  messageId: string,
-): Promise<MessageRow> {
-  const inbox = await getInbox(deps, accountId, inboxId);
-  const row = await repo.findMessage(deps.sql, inbox.id, messageId);
-  if (!row) throw messageNotFound();
-  return row;
+  const deleted = await deps.sql.begin(async (tx) => {
+    const deleted = await repo.deleteLiveInbox(tx, accountId, id, deps.clock.now());
+    // Requests waiting for a message of this inbox, on any instance, answer 404 at once.
+    if (deleted) await notify(tx, INBOX_CHANNEL, id);
+    return deleted;
+  });
+  if (!deleted) throw inboxNotFound();
+  deps.hub.publishLocal(INBOX_CHANNEL, id);
 }

@@ -6,7 +6,7 @@
 import libmimeModule from "libmime";
 import { type HeaderLines, simpleParser } from "mailparser";
 import { Buffer } from "node:buffer";
-import type { IncomingMessage } from "../inboxes/receive.ts";
+import type { IncomingMessage } from "../messages/receive.ts";
 
 /** PostgreSQL text and jsonb cannot hold U+0000, which malformed mail may contain. */
 function clean(text: string): string {
@@ -46,7 +46,6 @@ export function headersObject(lines: HeaderLines): Record<string, string> {
 
 /** Parses a raw message; `envelopeFrom` (MAIL FROM) stands in when there is no From header. */
 export async function parseMessage(raw: Uint8Array, envelopeFrom: string): Promise<IncomingMessage> {
-  const size = raw.byteLength;
   try {
     const mail = await simpleParser(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), {
       // Store what the sender sent: no text derived from HTML, no HTML from
@@ -66,9 +65,9 @@ export async function parseMessage(raw: Uint8Array, envelopeFrom: string): Promi
       attachments: mail.attachments.map((a) => ({
         filename: a.filename === undefined ? null : clean(a.filename),
         contentType: clean(a.contentType),
-        size: a.size,
+        content: new Uint8Array(a.content.buffer, a.content.byteOffset, a.content.byteLength),
       })),
-      size,
+      raw,
     };
   } catch {
     // The parser gave up: keep the bytes as text so the user still sees what came.
@@ -79,7 +78,7 @@ export async function parseMessage(raw: Uint8Array, envelopeFrom: string): Promi
       html: null,
       headers: {},
       attachments: [],
-      size,
+      raw,
     };
   }
 }

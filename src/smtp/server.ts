@@ -13,7 +13,8 @@ import type { AddressInfo } from "node:net";
 import { getLogger } from "@logtape/logtape";
 import type { Config } from "../config.ts";
 import type { InboxDeps } from "../inboxes/service.ts";
-import { acceptsMail, receiveMessage } from "../inboxes/receive.ts";
+import { acceptsMail, prepareMessage, receiveMessage } from "../messages/receive.ts";
+import "./greeting_delay.ts";
 import { parseMessage } from "./parse.ts";
 
 const log = getLogger(["inbox", "smtp"]);
@@ -27,6 +28,7 @@ export interface SmtpDeps extends InboxDeps {
     | "host"
     | "smtpPort"
     | "smtpMaxBytes"
+    | "smtpGreetingDelayMs"
     | "smtpMaxConnections"
     | "smtpMaxConnectionsPerAddress"
   >;
@@ -76,7 +78,7 @@ async function readMessage(stream: SMTPServerDataStream, maxBytes: number): Prom
 /** Stores a message for every accepted recipient; false when none of them still exists. */
 async function ingest(deps: SmtpDeps, raw: Uint8Array, session: SMTPServerSession): Promise<boolean> {
   const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
-  const message = await parseMessage(raw, envelopeFrom);
+  const message = prepareMessage(await parseMessage(raw, envelopeFrom));
   const recipients = new Set(session.envelope.rcptTo.map((r) => r.address.toLowerCase()));
   let stored = 0;
   // One transaction per recipient: each inbox's message and event commit together.
@@ -84,7 +86,7 @@ async function ingest(deps: SmtpDeps, raw: Uint8Array, session: SMTPServerSessio
     if (await receiveMessage(deps, address, message)) stored++;
   }
   log.debug("Stored a message of {size} bytes for {stored} of {recipients} recipients", {
-    size: message.size,
+    size: message.raw.byteLength,
     stored,
     recipients: recipients.size,
   });
@@ -142,6 +144,8 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
     closeTimeout: CLOSE_TIMEOUT_MS,
     // One connection over this is answered "421 Too many connected clients" and closed.
     maxClients: deps.config.smtpMaxConnections,
+    // Read by greeting_delay.ts (smtp-server keeps unknown options as they are).
+    ...{ greetingDelayMs: deps.config.smtpGreetingDelayMs },
     onConnect(session, callback) {
       const address = session.remoteAddress;
       if (perAddress.admit(session.id, address)) return callback();

@@ -9,6 +9,8 @@
  *   latency    event committed -> receiver, p50/p95/p99 at 50/s and 200/s offered
  *   growth     delivery throughput with 10^4 and 10^6 rows already in deliveries; claim query plan
  *   memory     peak RSS idle, and with 10^4 deliveries queued against a slow receiver
+ *   smtp       durable SMTP ingestion vs MailDev, both loaded by postfix's smtp-source (new and kept connections)
+ *   wait       SMTP 250 -> a waiting GET .../messages/wait answers (p50/p95); 1,000 waiters: RSS, connections, wake-up
  */
 import { createTestDb, TEST_DATABASE_URL, type TestDb } from "../_helpers/db.ts";
 import { serviceEnv, type ServiceProcess, startService } from "../_helpers/process.ts";
@@ -18,6 +20,8 @@ import { sleep } from "../_helpers/wait.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
 import { notifyQueued } from "../../src/deliveries/repo.ts";
 import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
+import { waitScenario } from "./wait_bench.ts";
+import { smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const only = new Set(Deno.args);
@@ -184,7 +188,8 @@ function rssKb(pid: number, field: "VmRSS" | "VmHWM"): number {
 console.log("Inbox Service benchmarks (2 cores; figures are one run, side by side)\n");
 const receiver = await BenchReceiver.start();
 const db = await createTestDb();
-const service = await startService(serviceEnv(db, { LOG_LEVEL: "error" }));
+const smtpPort = freePort();
+const service = await startService(serviceEnv(db, { LOG_LEVEL: "error", SMTP_PORT: String(smtpPort) }));
 try {
   const acc = await account(service, receiver, 3);
 
@@ -305,6 +310,65 @@ try {
     });
     console.log("  claim's due scan at 10^6 rows:\n    " + claimPlan.replaceAll("\n", "\n    "));
     results.growth = { ...g, claimPlan };
+  }
+
+  if (want("wait")) {
+    console.log("wait: SMTP 250 -> the waiting GET .../messages/wait answers; 1,000 concurrent waiters");
+    const w = await waitScenario(service, smtpPort, db);
+    row("wait", "SMTP 250 -> wait answers, p50 ms", w.latency.p50, "", "<= 10");
+    row("wait", "SMTP 250 -> wait answers, p95 ms", w.latency.p95, "", "<= 20");
+    row(
+      "wait",
+      "RSS added by 1,000 waiters, MiB",
+      Math.round((w.waiters.rssWaitingKb - w.waiters.rssBeforeKb) / 1024),
+      "",
+      "<= 100",
+    );
+    row("wait", "database connections in use while 1,000 wait", w.waiters.busyConnections, "", "0");
+    row(
+      "wait",
+      "waiters woken by one message",
+      `${w.waiters.woken} of ${w.waiters.count} in ${w.waiters.allWokenMs} ms`,
+    );
+    results.wait = w;
+  }
+
+  if (want("smtp")) {
+    console.log(
+      "smtp: durable ingestion vs MailDev, load from postfix's smtp-source (2,000 messages of 2 kB each run)",
+    );
+    const tool = await smtpSource();
+    const maildev = await startMailDev();
+    try {
+      const api = apiAt(service.url);
+      const user = await newOperatorAccount(api, "pro");
+      const inbox = await (await api.request("/api/inboxes", { method: "POST", json: {}, cookie: user.cookie })).json();
+      const loads = [
+        { name: "new connection per message, 64 clients", sessions: 64, keep: false },
+        { name: "8 kept connections", sessions: 8, keep: true },
+      ];
+      const smtp: Record<string, { service: number[]; maildev: number[] }> = {};
+      for (const load of loads) {
+        await smtpLoad(tool, smtpPort, inbox.address, { ...load, messages: 300 }); // warm-up
+        await smtpLoad(tool, maildev.port, "someone@example.com", { ...load, messages: 300 });
+        const figures = { service: [] as number[], maildev: [] as number[] };
+        for (let round = 0; round < 2; round++) {
+          figures.service.push(await smtpLoad(tool, smtpPort, inbox.address, { ...load, messages: 2_000 }));
+          figures.maildev.push(await smtpLoad(tool, maildev.port, "someone@example.com", { ...load, messages: 2_000 }));
+        }
+        row(
+          "smtp",
+          `messages/s, ${load.name}`,
+          Math.max(...figures.service),
+          Math.max(...figures.maildev),
+          ">= 1.00; >= 1000/s",
+        );
+        smtp[load.name] = figures;
+      }
+      results.smtp = smtp;
+    } finally {
+      await maildev.stop();
+    }
   }
 
   if (want("memory")) {

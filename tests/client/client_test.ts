@@ -4,17 +4,20 @@
  * called through a client wrapper, and the last step fails if one was not.
  */
 import assert from "node:assert/strict";
-import nodemailer from "nodemailer";
 import { parse } from "yaml";
 import {
   type ApiErrorBody,
   type ClientOptions,
   createClient,
   type InboxServiceClient,
+  InboxServiceError,
   type Middleware,
   parseWebhookEvent,
+  UnexpectedMessageError,
+  WaitTimeoutError,
   type Webhook,
 } from "../../src/client/mod.ts";
+import { sendMail } from "../messages/_support.ts";
 import { ADMIN_TOKEN } from "../_helpers/app.ts";
 import { startHarness } from "../_helpers/harness.ts";
 
@@ -204,22 +207,12 @@ Deno.test("the client drives every operation of the real service", async (t) => 
     });
 
     await t.step("messages: mail over SMTP, then list and get it", async () => {
-      const transport = nodemailer.createTransport({
-        host: "127.0.0.1",
-        port: smtp.port,
-        secure: false,
-        ignoreTLS: true,
+      await sendMail(smtp.port, {
+        from: "sender@example.com",
+        to: address,
+        subject: "Hello from the client test",
+        text: "plain body",
       });
-      try {
-        await transport.sendMail({
-          from: "sender@example.com",
-          to: address,
-          subject: "Hello from the client test",
-          text: "plain body",
-        });
-      } finally {
-        transport.close();
-      }
       const c = keyed();
       const list = ok(await c.messages.list(inboxId), 200);
       assert.equal(list.data.length, 1);
@@ -254,6 +247,49 @@ Deno.test("the client drives every operation of the real service", async (t) => 
       assert.ok(page.nextCursor);
       const next = ok(await c.deliveries.list(webhookId, { limit: 1, cursor: page.nextCursor }), 200);
       assert.notEqual(next.data[0]?.id, page.data[0]?.id);
+    });
+
+    await t.step("the CI loop: waitFor a code, expectNone, raw, attachments, delete", async () => {
+      const c = keyed();
+      const first = ok(await c.messages.list(inboxId), 200).data[0]!;
+      // Nothing new yet: expectNone resolves, waitFor with a short timeout rejects with the typed error.
+      await c.messages.expectNone(inboxId, { after: first.id, withinMs: 100 });
+      await assert.rejects(
+        c.messages.waitFor(inboxId, { after: first.id, timeoutMs: 100 }),
+        (err) => err instanceof WaitTimeoutError && err.timeoutMs === 100,
+      );
+      const waiting = c.messages.waitFor(inboxId, { after: first.id, subject: "verify", timeoutMs: 20_000 });
+      await sendMail(smtp.port, {
+        to: address,
+        subject: "Please verify your email",
+        html: "<p>Your code is <strong>604 118</strong>.</p>",
+        attachments: [{ filename: "terms.txt", content: "the terms" }],
+      });
+      const message = await waiting;
+      assert.deepEqual(message.codes, ["604118"]);
+      await assert.rejects(
+        c.messages.expectNone(inboxId, { withinMs: 5_000, from: "sender@example.com" }),
+        (err) => err instanceof UnexpectedMessageError && err.received.id === first.id,
+      );
+      const raw = new TextDecoder().decode(await c.messages.raw(inboxId, message.id));
+      assert.match(raw, /^Subject: Please verify your email\r$/m);
+      const attachment = await c.attachments.get(inboxId, message.id, message.attachments[0]!.id);
+      assert.equal(new TextDecoder().decode(attachment.content), "the terms");
+      assert.match(attachment.contentType, /^text\/plain/);
+      await assert.rejects(
+        c.attachments.get(inboxId, message.id, "att_missing"),
+        (err) => err instanceof InboxServiceError && err.status === 404 && err.body?.code === "ATTACHMENT_NOT_FOUND",
+      );
+      assert.deepEqual(ok(await c.messages.delete(inboxId, message.id), 200), { success: true });
+      expectError(await c.messages.delete(inboxId, message.id), 404, "MESSAGE_NOT_FOUND");
+      await assert.rejects(
+        c.messages.raw(inboxId, message.id),
+        (err) => err instanceof InboxServiceError && err.body?.code === "MESSAGE_NOT_FOUND",
+      );
+      await assert.rejects(
+        c.messages.waitFor("inb_missing", { timeoutMs: 0 }),
+        (err) => err instanceof InboxServiceError && err.status === 404,
+      );
     });
 
     await t.step("delete an inbox and a webhook", async () => {

@@ -18,6 +18,7 @@ import type { AdminAccountCreateRequestSchema, AdminAccountUpdateRequestSchema }
 import { type ErrorDetailSchema, ErrorSchema, type SuccessSchema } from "../../src/http/schemas.ts";
 import type * as W from "../../src/webhooks/schemas.ts";
 import type * as D from "../../src/deliveries/schemas.ts";
+import type * as M from "../../src/messages/schemas.ts";
 import type * as I from "../../src/inboxes/schemas.ts";
 
 type Schemas = components["schemas"];
@@ -68,10 +69,11 @@ const _deliveryList: Equals<z.output<typeof D.DeliveryListSchema>, Schemas["Deli
 const _inboxCreate: Equals<z.input<typeof I.InboxCreateRequestSchema>, Schemas["InboxCreateRequest"]> = true;
 const _inbox: Equals<z.output<typeof I.InboxSchema>, Schemas["Inbox"]> = true;
 const _inboxList: Equals<z.output<typeof I.InboxListSchema>, Schemas["InboxList"]> = true;
-const _messageSummary: Equals<z.output<typeof I.MessageSummarySchema>, Schemas["MessageSummary"]> = true;
-const _messageList: Equals<z.output<typeof I.MessageListSchema>, Schemas["MessageList"]> = true;
-const _attachment: Equals<z.output<typeof I.AttachmentSchema>, Schemas["Attachment"]> = true;
-const _message: Equals<z.output<typeof I.MessageSchema>, Schemas["Message"]> = true;
+const _messageSummary: Equals<z.output<typeof M.MessageSummarySchema>, Schemas["MessageSummary"]> = true;
+const _messageList: Equals<z.output<typeof M.MessageListSchema>, Schemas["MessageList"]> = true;
+const _attachment: Equals<z.output<typeof M.AttachmentSchema>, Schemas["Attachment"]> = true;
+const _message: Equals<z.output<typeof M.MessageSchema>, Schemas["Message"]> = true;
+const _link: Equals<z.output<typeof M.LinkSchema>, Schemas["Link"]> = true;
 
 Deno.test("schema types: values typed by the generated types pass the zod schemas", () => {
   // The checks above are compile-time; this makes the file run and checks

@@ -433,6 +433,7 @@ export const idSpec: fc.Arbitrary<IdSpec> = fc.oneof(
 function poolFor(fx: Fixture, template: string, param: string): string[] {
   if (param === "deliveryId") return fx.pool.deliveries;
   if (param === "messageId") return fx.pool.messages;
+  if (param === "attachmentId") return fx.pool.attachments;
   if (template.startsWith("/api/api-keys/")) return fx.pool.apiKeys;
   if (template.startsWith("/api/user-webhooks/")) return fx.pool.webhooks;
   if (template.startsWith("/api/inboxes/")) return fx.pool.inboxes;
@@ -444,6 +445,7 @@ function ownedFor(fx: Fixture, p: PrincipalName, template: string, param: string
   const o = ownedBy(fx, p);
   if (param === "deliveryId") return o.deliveries.map((d) => d.id);
   if (param === "messageId") return o.messageIds.map(([, m]) => m);
+  if (param === "attachmentId") return o.attachmentIds.map(([, a]) => a);
   if (template.startsWith("/api/api-keys/")) return o.spareKeyIds;
   if (template.startsWith("/api/user-webhooks/")) return o.webhookIds;
   if (template.startsWith("/api/inboxes/")) return o.inboxIds;
@@ -604,6 +606,20 @@ export function queryArb(fx: Fixture): fc.Arbitrary<string> {
       "__proto__=x",
       "constructor[prototype][x]=1",
       "LIMIT=5",
+      // The wait and the message filters (a valid long hold is never drawn: see buildCase).
+      "timeoutMs=-1",
+      "timeoutMs=1.5",
+      "timeoutMs=abc",
+      "timeoutMs=55001",
+      "timeoutMs=",
+      "timeoutMs=50",
+      "timeoutMs=0&timeoutMs=1",
+      "since=yesterday",
+      "since=2026-01-01T00:00:00Z",
+      "after=msg_unknown",
+      "from=%00",
+      "subject=",
+      `contains=${"x".repeat(600)}`,
     ),
   );
   return fc.record({
@@ -841,9 +857,12 @@ export interface Parts {
 /** A printable case from its pieces. */
 export function buildCase(fx: Fixture, p: Parts): Case {
   const method = p.method ?? p.op.method;
+  let query = p.query ?? "";
+  // The wait holds up to timeoutMs (default 30 s): the fuzzer gives it no more than the values it draws.
+  if (p.op.id === "waitForMessage" && !/[?&]timeoutMs=/.test(query)) query += `${query ? "&" : "?"}timeoutMs=0`;
   const c: Case = {
     method,
-    path: fillPath(fx, p.principal, p.op.template, p.ids) + (p.query ?? ""),
+    path: fillPath(fx, p.principal, p.op.template, p.ids) + query,
     principal: p.principal,
     headers: p.headers,
     // fetch cannot send a body with GET or HEAD.
@@ -855,13 +874,13 @@ export function buildCase(fx: Fixture, p: Parts): Case {
   return printable(c);
 }
 
-/** Two existing ids, mostly the principal's own: enough for any template. */
-export const poolIds: fc.Arbitrary<IdSpec[]> = fc.tuple(fc.nat(), fc.nat(), fc.nat({ max: 3 })).map((
-  [a, b, mine],
-): IdSpec[] => mine > 0 ? [{ own: a }, { own: b }] : [{ pool: a }, { pool: b }]);
+/** Three existing ids, mostly the principal's own: enough for any template. */
+export const poolIds: fc.Arbitrary<IdSpec[]> = fc.tuple(fc.nat(), fc.nat(), fc.nat(), fc.nat({ max: 3 })).map((
+  [a, b, c, mine],
+): IdSpec[] => mine > 0 ? [{ own: a }, { own: b }, { own: c }] : [{ pool: a }, { pool: b }, { pool: c }]);
 
-/** Two hostile-or-valid path ids. */
-export const anyIds: fc.Arbitrary<IdSpec[]> = fc.tuple(idSpec, idSpec).map(([a, b]) => [a, b]);
+/** Three hostile-or-valid path ids. */
+export const anyIds: fc.Arbitrary<IdSpec[]> = fc.tuple(idSpec, idSpec, idSpec).map(([a, b, c]) => [a, b, c]);
 
 /** Any operation of the document. */
 export const anyOperation: fc.Arbitrary<Operation> = fc.constantFrom(...OPERATIONS);

@@ -9,7 +9,7 @@ import { ADMIN_TOKEN, createWebhook, newApiKey, newUser, type TestApp, type User
 import type { ManualClock } from "../_helpers/clock.ts";
 import { startHarness } from "../_helpers/harness.ts";
 import { startSession } from "../../src/auth/service.ts";
-import { receiveMessage } from "../../src/inboxes/receive.ts";
+import { prepareMessage, receiveMessage } from "../../src/messages/receive.ts";
 import { isIpLiteral } from "../../src/url_safety/address.ts";
 import type { Sql } from "../../src/db/client.ts";
 import { DOCUMENTED_CODES, type Operation, resolveOperation, UNMATCHED_ALLOWED } from "./_spec.ts";
@@ -164,6 +164,8 @@ export interface Owned {
   inboxIds: string[];
   /** Messages as [inboxId, messageId]. */
   messageIds: Array<[string, string]>;
+  /** Attachments as [messageId, attachmentId]. */
+  attachmentIds: Array<[string, string]>;
   deliveries: Array<{ id: string; webhookId: string }>;
   /** Keys that can be revoked without locking the principal out. */
   spareKeyIds: string[];
@@ -176,6 +178,7 @@ export interface IdPool {
   webhooks: string[];
   inboxes: string[];
   messages: string[];
+  attachments: string[];
   deliveries: string[];
   apiKeys: string[];
   /** Accounts the admin API may change (never a principal's: a plan change would alter later runs). */
@@ -231,21 +234,28 @@ async function seedOwned(app: TestApp, user: User, tag: string): Promise<Owned> 
     const json = await res.json();
     if (res.status !== 201) throw new Error(`seed inbox: ${res.status} ${JSON.stringify(json)}`);
     inboxIds.push(json.id);
-    const got = await receiveMessage(app.deps, json.address, {
-      from: "sender@example.org",
-      subject: `hello ${tag} ${i}`,
-      text: "body",
-      html: null,
-      headers: { subject: `hello ${tag} ${i}` },
-      attachments: [],
-      size: 42,
-    });
+    const got = await receiveMessage(
+      app.deps,
+      json.address,
+      prepareMessage({
+        from: "sender@example.org",
+        subject: `hello ${tag} ${i}`,
+        text: "body",
+        html: null,
+        headers: { subject: `hello ${tag} ${i}` },
+        attachments: [{ filename: "a.txt", contentType: "text/plain", content: new TextEncoder().encode("a") }],
+        raw: new TextEncoder().encode(`Subject: hello ${tag} ${i}\r\n\r\nbody\r\n`),
+      }),
+    );
     if (!got) throw new Error("seed message was not stored");
     messageIds.push([got.inboxId, got.messageId]);
   }
   const rows = await app.deps.sql<{ id: string; webhookId: string }[]>`
     SELECT id, webhook_id FROM deliveries WHERE webhook_id IN ${app.deps.sql(webhookIds)} ORDER BY id`;
-  return { user, key, webhookIds, inboxIds, messageIds, deliveries: rows, spareKeyIds };
+  const attachmentRows = await app.deps.sql<{ messageId: string; id: string }[]>`
+    SELECT message_id, id FROM attachments WHERE message_id IN ${app.deps.sql(messageIds.map(([, m]) => m))}`;
+  const attachmentIds = attachmentRows.map((a): [string, string] => [a.messageId, a.id]);
+  return { user, key, webhookIds, inboxIds, messageIds, attachmentIds, deliveries: rows, spareKeyIds };
 }
 
 async function adminAccount(app: TestApp, email: string, plan: string): Promise<string> {
@@ -350,6 +360,7 @@ export async function startFixture(): Promise<Fixture> {
     const adopt = (parent: string, child: string) => children.set(parent, [...children.get(parent) ?? [], child]);
     for (const o of all) {
       for (const [inbox, message] of o.messageIds) adopt(inbox, message);
+      for (const [message, attachment] of o.attachmentIds) adopt(message, attachment);
       for (const d of o.deliveries) adopt(d.webhookId, d.id);
     }
     const pool: IdPool = {
@@ -357,6 +368,7 @@ export async function startFixture(): Promise<Fixture> {
       webhooks: all.flatMap((o) => o.webhookIds),
       inboxes: all.flatMap((o) => o.inboxIds),
       messages: all.flatMap((o) => o.messageIds.map(([, m]) => m)),
+      attachments: all.flatMap((o) => o.attachmentIds.map(([, a]) => a)),
       deliveries: all.flatMap((o) => o.deliveries.map((d) => d.id)),
       apiKeys: all.flatMap((o) => o.spareKeyIds),
       accounts: [...spareAccounts, victim.id],
@@ -480,11 +492,10 @@ interface Outcome {
   headers: Headers;
 }
 
-async function send(fx: Fixture, c: Case, op: Operation | undefined, url: URL): Promise<Outcome> {
+async function send(fx: Fixture, c: Case, cookie: string | undefined, url: URL): Promise<Outcome> {
   const headers = new Headers();
   const authorization = c.authorization === undefined ? principalAuthorization(fx, c.principal) : c.authorization;
   if (authorization !== undefined && authorization !== null) headers.set("authorization", authorization);
-  const cookie = await cookieHeader(fx, c, op?.id === "logout");
   if (cookie !== undefined) headers.set("cookie", cookie);
   for (const [name, value] of c.headers) headers.append(name, value);
   const controller = new AbortController();
@@ -516,6 +527,9 @@ function fail(c: Case, out: Outcome, op: Operation | undefined, problem: string)
 
 const MUTATING = (method: string) => method !== "GET" && method !== "HEAD";
 
+/** Operations whose success body is not JSON. */
+const BYTE_OPERATIONS = new Set(["getRawMessage", "getAttachment"]);
+
 async function checkCase(fx: Fixture, c: Case, tally?: Tally): Promise<void> {
   if (c.waitMs > 0) fx.clock.advance(c.waitMs);
   const url = new URL(c.path, fx.app.baseUrl);
@@ -523,8 +537,10 @@ async function checkCase(fx: Fixture, c: Case, tally?: Tally): Promise<void> {
   const op = resolveOperation(method, url.pathname);
   await guardOutboundTest(fx, url.pathname);
   const mutating = MUTATING(method);
+  // Before the snapshot: a logout gets a fresh session, which is the test's own write, not the request's.
+  const cookie = await cookieHeader(fx, c, op?.id === "logout");
   const before = mutating ? await snapshot(fx.sql) : "";
-  const out = await send(fx, c, op, url);
+  const out = await send(fx, c, cookie, url);
   const key = `${op?.id ?? "unmatched"} ${out.status}`;
   tally?.set(key, (tally.get(key) ?? 0) + 1);
 
@@ -545,7 +561,11 @@ async function checkCase(fx: Fixture, c: Case, tally?: Tally): Promise<void> {
       if (after !== before) fail(c, out, op, `refused request changed data:\n  before ${before}\n  after  ${after}`);
     }
   }
-  if (out.status >= 200 && out.status < 300) {
+  if (out.status === 204 && out.text !== "") fail(c, out, op, "204 with a body");
+  // JSON wherever the answer says it is; the raw message and attachments are bytes of their own type.
+  const json = (out.headers.get("content-type") ?? "").startsWith("application/json");
+  const bytes = op !== undefined && BYTE_OPERATIONS.has(op.id);
+  if (out.status >= 200 && out.status < 300 && out.status !== 204 && (json || !bytes)) {
     try {
       JSON.parse(out.text);
     } catch {

@@ -80,11 +80,34 @@ Deno.test("a real email is stored, readable through the API, and delivered signe
     const m = detail.json;
     assert.deepEqual(
       Object.keys(m).sort(),
-      ["attachments", "from", "headers", "html", "id", "inboxId", "receivedAt", "size", "subject", "text", "to"],
+      [
+        "attachments",
+        "codes",
+        "from",
+        "headers",
+        "html",
+        "id",
+        "inboxId",
+        "links",
+        "receivedAt",
+        "size",
+        "subject",
+        "text",
+        "to",
+      ],
     );
     assert.equal(m.text, "Plain body.\nSecond line.");
     assert.equal(m.html, "<p>HTML <b>body</b></p>");
-    assert.deepEqual(m.attachments, [{ filename: "note.txt", contentType: "text/plain", size: 18 }]);
+    const [attachment] = m.attachments as Json[];
+    assert.match(attachment!.id as string, /^att_/);
+    assert.deepEqual(m.attachments, [{
+      id: attachment!.id,
+      filename: "note.txt",
+      contentType: "text/plain",
+      size: 18,
+    }]);
+    assert.deepEqual(m.codes, []);
+    assert.deepEqual(m.links, []);
     const [types] = await app.deps.sql`SELECT jsonb_typeof(headers) AS h, jsonb_typeof(attachments) AS a FROM messages`;
     assert.deepEqual({ ...types }, { h: "object", a: "array" }, "stored as JSON values, not JSON strings");
     const headers = m.headers as Record<string, string>;
@@ -118,6 +141,8 @@ Deno.test("a real email is stored, readable through the API, and delivered signe
       subject: summary.subject,
       receivedAt: summary.receivedAt,
       size: summary.size,
+      codes: [],
+      links: [],
     });
     assert.equal(receiver.requests.length, 1);
   });

@@ -1,0 +1,147 @@
+/**
+ * Message rules: listing and reading with filters, waiting for the next
+ * matching message (a long poll that holds no database connection), the raw
+ * message, attachment contents and deletion. Every message is reached
+ * through one of the account's live inboxes (404 INBOX_NOT_FOUND otherwise).
+ */
+import type { Sql } from "../db/client.ts";
+import { ApiError, notFound } from "../errors.ts";
+import { pagePosition } from "../http/page.ts";
+import { getInbox, inboxNotFound } from "../inboxes/service.ts";
+import type { Clock } from "../shared/clock.ts";
+import { DEFAULT_PAGE_SIZE, type Page, toPage } from "../shared/cursor.ts";
+import * as repo from "./repo.ts";
+import type { AttachmentMeta, MessageFilters, MessageRow, MessageSummaryRow } from "./schemas.ts";
+import type { MessageWaiters } from "./waiters.ts";
+
+/** What the message rules need. */
+export interface MessageDeps {
+  sql: Sql;
+  clock: Clock;
+  waiters: MessageWaiters;
+}
+
+/** The filters of a request, as the query gives them. */
+export interface FilterQuery {
+  from?: string | undefined;
+  subject?: string | undefined;
+  contains?: string | undefined;
+  since?: string | undefined;
+}
+
+const messageNotFound = (): ApiError => notFound("MESSAGE_NOT_FOUND", "Message not found");
+const attachmentNotFound = (): ApiError => notFound("ATTACHMENT_NOT_FOUND", "Attachment not found");
+
+function filtersOf(q: FilterQuery): MessageFilters {
+  return { from: q.from, subject: q.subject, contains: q.contains, since: q.since ? new Date(q.since) : undefined };
+}
+
+/** A page of a live inbox's messages matching the filters, newest first. */
+export async function listMessages(
+  deps: MessageDeps,
+  accountId: string,
+  inboxId: string,
+  query: FilterQuery & { limit?: number | undefined; cursor?: string | undefined },
+): Promise<Page<MessageSummaryRow>> {
+  const inbox = await getInbox(deps, accountId, inboxId);
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+  const after = pagePosition(query.cursor);
+  const rows = await repo.listMessages(deps.sql, inbox.id, limit + 1, after, filtersOf(query));
+  return toPage(rows, limit, (r) => [r.receivedAt, r.id]);
+}
+
+/** One message of one of the account's live inboxes; 404 otherwise. */
+export async function getMessage(
+  deps: MessageDeps,
+  accountId: string,
+  inboxId: string,
+  messageId: string,
+): Promise<MessageRow> {
+  const inbox = await getInbox(deps, accountId, inboxId);
+  const row = await repo.findMessage(deps.sql, inbox.id, messageId);
+  if (!row) throw messageNotFound();
+  return row;
+}
+
+/**
+ * The earliest message of the inbox after `after` that matches the filters,
+ * whether it arrived before the call or during it; undefined when none came
+ * within `timeoutMs` or the client went away (`signal`). 404 when the inbox
+ * is not one of the account's live inboxes, also when it is deleted or
+ * expires during the wait.
+ */
+export async function waitForMessage(
+  deps: MessageDeps,
+  accountId: string,
+  inboxId: string,
+  query: FilterQuery & { after?: string | undefined; timeoutMs: number },
+  signal: AbortSignal,
+): Promise<MessageRow | undefined> {
+  const deadline = performance.now() + query.timeoutMs;
+  const inbox = await getInbox(deps, accountId, inboxId);
+  const after = query.after === undefined ? undefined : await repo.messageSeq(deps.sql, inbox.id, query.after);
+  if (query.after !== undefined && !after) {
+    throw new ApiError(400, "VALIDATION_ERROR", "Invalid query parameters", [
+      { path: "after", message: "Not a message of this inbox" },
+    ]);
+  }
+  const filters = filtersOf(query);
+  while (true) {
+    // Armed before the read: a message stored between the read and the wait still wakes it.
+    const armed = deps.waiters.arm(inbox.id);
+    try {
+      const found = await repo.firstMatching(deps.sql, accountId, inbox.id, deps.clock.now(), after, filters);
+      if (!found.live) throw inboxNotFound();
+      if (found.message) return found.message;
+      const left = deadline - performance.now();
+      if (left <= 0) return undefined;
+      // Wake up when the inbox expires too, to answer its 404 then.
+      const untilExpiry = inbox.expiresAt.getTime() - deps.clock.now().getTime() + 1;
+      const end = await armed.wait(Math.min(left, untilExpiry), signal);
+      if (end === "aborted") return undefined;
+      // Woken or timed out: look once more (a timeout's last look answers 204 if it finds nothing).
+    } finally {
+      armed.disarm();
+    }
+  }
+}
+
+/** The bytes a message arrived as; 404 for an unknown message (or one stored before raw messages were kept). */
+export async function getRawMessage(
+  deps: MessageDeps,
+  accountId: string,
+  inboxId: string,
+  messageId: string,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const inbox = await getInbox(deps, accountId, inboxId);
+  const raw = await repo.findRaw(deps.sql, inbox.id, messageId);
+  if (!raw) throw messageNotFound();
+  return raw;
+}
+
+/** An attachment's metadata and contents; 404 for an unknown inbox, message or attachment. */
+export async function getAttachment(
+  deps: MessageDeps,
+  accountId: string,
+  inboxId: string,
+  messageId: string,
+  attachmentId: string,
+): Promise<{ meta: AttachmentMeta; content: Uint8Array<ArrayBuffer> }> {
+  const message = await getMessage(deps, accountId, inboxId, messageId);
+  const meta = message.attachments.find((a) => a.id === attachmentId);
+  if (!meta) throw attachmentNotFound();
+  const content = await repo.findAttachmentContent(deps.sql, message.inboxId, message.id, attachmentId);
+  if (!content) throw attachmentNotFound();
+  return { meta, content };
+}
+
+/** Deletes one message of one of the account's live inboxes; 404 otherwise. */
+export async function deleteMessage(
+  deps: MessageDeps,
+  accountId: string,
+  inboxId: string,
+  messageId: string,
+): Promise<void> {
+  const inbox = await getInbox(deps, accountId, inboxId);
+  if (!await repo.deleteMessage(deps.sql, inbox.id, messageId)) throw messageNotFound();
+}

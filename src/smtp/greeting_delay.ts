@@ -1,0 +1,41 @@
+/**
+ * The pause before the SMTP greeting. smtp-server waits a fixed 100 ms after
+ * accepting a connection before it greets, to refuse "early talkers" (spam
+ * software that sends before the greeting) with 421. For this service, whose
+ * senders are test suites opening a new connection per message, that pause is
+ * most of the time a message takes; so the pause is the setting
+ * SMTP_GREETING_DELAY_MS (default 0: greet at once), read per server from its
+ * `greetingDelayMs` option.
+ *
+ * smtp-server offers no option for it, so this replaces the one method that
+ * arms the timer, `SMTPConnection.prototype.init`, with the same steps and
+ * the configured delay. It is installed once, when this module loads; the
+ * SMTP tests hold the behaviour (an early talker is refused with a delay,
+ * greeted without one), so an upgrade of smtp-server that changes `init`
+ * shows there.
+ */
+import { SMTPConnection } from "smtp-server/lib/smtp-connection.js";
+
+/** The parts of smtp-server's connection that `init` uses (internal, untyped). */
+interface ConnectionInternals {
+  _server: { options: { maxClients?: number; greetingDelayMs?: number }; connections: Set<unknown> };
+  _setListeners(callback: () => void): void;
+  send(code: number, message: string, context?: unknown): void;
+  connectionReady(): void;
+  name: string;
+}
+
+const prototype = (SMTPConnection as unknown as { prototype: ConnectionInternals & { init(): void } }).prototype;
+
+prototype.init = function (this: ConnectionInternals) {
+  this._setListeners(() => {
+    const options = this._server.options;
+    if (options.maxClients && this._server.connections.size > options.maxClients) {
+      return this.send(421, this.name + " Too many connected clients, try again in a moment", false);
+    }
+    const delay = options.greetingDelayMs ?? 0;
+    if (delay <= 0) return this.connectionReady();
+    // Unreferenced, as in smtp-server: a pending greeting does not keep the process alive.
+    Deno.unrefTimer(setTimeout(() => this.connectionReady(), delay));
+  });
+};
