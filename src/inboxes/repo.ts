@@ -82,18 +82,16 @@ export async function findLiveInboxByAddress(db: Db, address: string, now: Date)
   return rows[0];
 }
 
-/**
- * The live inbox of an address, locked until the transaction ends against
- * deletion and against another message being stored for it.
- */
+/** The live inbox of an address, locked against deletion until the transaction ends. */
 export async function lockLiveInboxByAddress(tx: Tx, address: string, now: Date): Promise<InboxRow | undefined> {
-  // NO KEY UPDATE: a concurrent DELETE waits for the message instead of
-  // failing it, and the inbox's messages are stored one at a time, so their
-  // seq is their commit order (messages/repo.ts). The foreign-key checks of
-  // inserts (KEY SHARE) do not wait for it.
+  // KEY SHARE is what the message's foreign key needs anyway; taking it first
+  // means a concurrent DELETE waits for the message instead of failing it.
+  // Messages for one inbox are still stored side by side (KEY SHARE does not
+  // conflict with itself); only their order is settled one at a time, at the
+  // end (messages/repo.ts `settleOrder`).
   const rows = await tx<InboxRow[]>`
     SELECT ${tx.unsafe(INBOX_COLUMNS)} FROM inboxes WHERE address = ${address} AND expires_at > ${now}
-    FOR NO KEY UPDATE`;
+    FOR KEY SHARE`;
   return rows[0];
 }
 

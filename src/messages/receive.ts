@@ -4,7 +4,6 @@
  * `message.received` event, in one transaction. On commit, the waiters of the
  * inbox are woken here and, through NOTIFY, on every other instance.
  */
-import { notify } from "../notifications/repo.ts";
 import { findLiveInboxByAddress, lockLiveInboxByAddress } from "../inboxes/repo.ts";
 import { INBOX_CHANNEL, type InboxDeps } from "../inboxes/service.ts";
 import { newId } from "../shared/ids.ts";
@@ -80,23 +79,6 @@ export async function receiveMessage(
       contentType: a.contentType,
       size: a.content.byteLength,
     }));
-    await repo.insertMessage(tx, {
-      id: messageId,
-      inboxId: inbox.id,
-      from: message.from,
-      to: inbox.address,
-      subject: message.subject,
-      text: message.text,
-      html: message.html,
-      headers: message.headers,
-      attachments: meta,
-      codes,
-      links,
-      size: message.raw.byteLength,
-      raw: message.raw,
-      receivedAt: now,
-    });
-    await repo.insertAttachments(tx, messageId, attachments);
     await emit(inbox.accountId, "message.received", {
       inboxId: inbox.id,
       messageId,
@@ -108,7 +90,28 @@ export async function receiveMessage(
       codes,
       links: links.slice(0, EVENT_LINKS).map((l) => l.url),
     }, now);
-    await notify(tx, INBOX_CHANNEL, inbox.id);
+    // Last: it settles the message's place in the inbox's order, held to the commit.
+    await repo.storeMessage(
+      tx,
+      {
+        id: messageId,
+        inboxId: inbox.id,
+        from: message.from,
+        to: inbox.address,
+        subject: message.subject,
+        text: message.text,
+        html: message.html,
+        headers: message.headers,
+        attachments: meta,
+        codes,
+        links,
+        size: message.raw.byteLength,
+        raw: message.raw,
+        receivedAt: now,
+      },
+      attachments,
+      INBOX_CHANNEL,
+    );
     return { inboxId: inbox.id, messageId };
   });
   if (stored) deps.hub.publishLocal(INBOX_CHANNEL, stored.inboxId);

@@ -9,8 +9,20 @@ import type { AttachmentMeta, Link, MessageFilters, MessageRow, MessageSummaryRo
 
 const SUMMARY_COLUMNS = "id, inbox_id, from_address, to_address, subject, size, received_at";
 
-/** Stores a received message with its raw bytes and the contents of its attachments. */
-export async function insertMessage(
+/**
+ * Stores a received message with its raw bytes and attachment contents, gives
+ * it its place in the inbox's order, and queues the NOTIFY that wakes the
+ * inbox's waiters on every instance: one statement, the last of the receiving
+ * transaction before its commit.
+ *
+ * The order: the inbox row is locked (NO KEY UPDATE, which the other
+ * receivers' KEY SHARE does not block) and the message takes the next `seq`.
+ * A second message for the same inbox waits at this lock until the first
+ * commits, so seq follows commit order and a follower's `after` cursor never
+ * skips a message committed later with a smaller seq. Only this statement and
+ * the commit run one at a time per inbox, not the whole ingestion.
+ */
+export async function storeMessage(
   tx: Tx,
   m: {
     id: string;
@@ -28,25 +40,28 @@ export async function insertMessage(
     raw: Uint8Array;
     receivedAt: Date;
   },
-): Promise<void> {
-  await tx`
-    INSERT INTO messages (id, inbox_id, from_address, to_address, subject, text_body, html_body, headers,
-      attachments, codes, links, size, raw, received_at)
-    VALUES (${m.id}, ${m.inboxId}, ${m.from}, ${m.to}, ${m.subject}, ${m.text}, ${m.html},
-      ${tx.json(m.headers)}, ${tx.json(m.attachments)}, ${tx.json(m.codes)}, ${tx.json(m.links)}, ${m.size},
-      ${m.raw}, ${m.receivedAt})`;
-}
-
-/** Stores attachment contents of a message, in one statement whatever their number. */
-export async function insertAttachments(
-  tx: Tx,
-  messageId: string,
   contents: { id: string; content: Uint8Array }[],
+  channel: string,
 ): Promise<void> {
-  if (contents.length === 0) return;
-  await tx`INSERT INTO attachments ${
-    tx(contents.map((a) => ({ id: a.id, message_id: messageId, content: a.content })), "id", "message_id", "content")
-  }`;
+  // The attachments' foreign key is checked at the end of the statement, when the message row is there.
+  // Their contents travel as base64 text: the driver sends no bytea arrays.
+  await tx`
+    WITH locked AS (SELECT id FROM inboxes WHERE id = ${m.inboxId} FOR NO KEY UPDATE),
+    message AS (
+      INSERT INTO messages (id, inbox_id, from_address, to_address, subject, text_body, html_body, headers,
+        attachments, codes, links, size, raw, received_at, seq)
+      SELECT ${m.id}, ${m.inboxId}, ${m.from}, ${m.to}, ${m.subject}, ${m.text}, ${m.html},
+        ${tx.json(m.headers)}, ${tx.json(m.attachments)}, ${tx.json(m.codes)}, ${tx.json(m.links)}, ${m.size},
+        ${m.raw}, ${m.receivedAt}, nextval(pg_get_serial_sequence('messages', 'seq'))
+      FROM locked
+      RETURNING id
+    ), attachment AS (
+      INSERT INTO attachments (id, message_id, content)
+      SELECT a.id, message.id, decode(a.content, 'base64')
+      FROM message, unnest(${contents.map((c) => c.id)}::text[], ${contents.map((c) => c.content.toBase64())}::text[])
+        AS a(id, content)
+    )
+    SELECT pg_notify(${channel}, ${m.inboxId}) FROM message`;
 }
 
 /** The filters as SQL conditions (case-insensitive substrings, `since` inclusive). */

@@ -216,3 +216,32 @@ Deno.test("a message stored by one instance wakes a wait on another instance at 
     await h.close();
   }
 });
+
+Deno.test("a follower with after= misses nothing while 30 messages arrive at once over 30 connections", async () => {
+  await withInboxes(async ({ app, smtp }) => {
+    const user = await newUser(app, "free");
+    const inbox = await createInbox(app, user);
+    const seen: string[] = [];
+    let sending = true;
+    const follower = (async () => {
+      let after: string | undefined;
+      while (true) {
+        const res = await waitRequest(app, user, inbox.id, { timeoutMs: "1000", ...(after ? { after } : {}) });
+        if (res.status === 204) {
+          if (!sending) return;
+          continue;
+        }
+        const m = await body(res);
+        seen.push(m.subject as string);
+        after = m.id as string;
+      }
+    })();
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) => sendMail(smtp.port, { to: inbox.address, subject: `n${i}`, text: "x" })),
+    );
+    sending = false;
+    await follower;
+    assert.equal(seen.length, 30, `got ${seen.length}: ${seen.join(" ")}`);
+    assert.equal(new Set(seen).size, 30, "each once");
+  });
+});

@@ -16,9 +16,10 @@ CREATE TABLE attachments (
 CREATE INDEX attachments_message_idx ON attachments (message_id);
 
 -- The order messages of one inbox were stored in, for the wait and its `after`
--- cursor. Messages of one inbox are stored one at a time (the receiving
--- transaction locks the inbox row), so `seq` is their commit order: a follower
--- that got message n never misses one committed after it with a smaller key,
--- as it could with (received_at, id) when two arrive in the same millisecond.
+-- cursor. The receiving transaction takes the next value as its last
+-- statement, under a lock of the inbox row held to its commit, so `seq` is the
+-- commit order within an inbox: a follower that got message n never misses one
+-- committed after it with a smaller key, as it could with (received_at, id)
+-- when two arrive in the same millisecond.
 ALTER TABLE messages ADD COLUMN seq bigserial;
 CREATE INDEX messages_inbox_seq_idx ON messages (inbox_id, seq);
