@@ -9,9 +9,11 @@
  * returns an empty list rather than breaking message storage.
  *
  * Codes trade recall for precision: a wrong code fails a test in a confusing
- * way, a missing one fails it plainly. A candidate is accepted only with a code
- * keyword in its own sentence, or when it stands alone on its line or is
- * emphasised and a keyword is in the subject or on the lines around it.
+ * way, a missing one fails it plainly. A candidate of the right shape, not
+ * labelled as something else (order, invoice, phone, price, date, address...),
+ * is accepted only with a code keyword in its own sentence, or when it stands
+ * alone on its line or is emphasised and a word naming a code ("code", "PIN",
+ * "OTP", "Bestätigungscode"...) is in the subject or on the lines around it.
  */
 import { Parser } from "htmlparser2";
 
@@ -219,29 +221,42 @@ function walkHtml(html: string): { lines: Line[]; links: PlacedLink[] } {
   let hidden = 0;
   let emphasised = 0;
   let pre = 0;
-  let text = "";
+  // The current line is kept as parts plus its length and last character: reading the end of
+  // a growing string flattens it, which made a megabyte of "<" quadratic.
+  let parts: string[] = [];
+  let length = 0;
+  let lastChar = "";
   let emphasis: Array<[number, number]> = [];
 
   const flush = () => {
-    const trimmed = text.trimEnd();
-    if (trimmed.trim() !== "") {
+    const trimmed = parts.join("").trimEnd();
+    if (trimmed !== "") {
       // Leading whitespace is never kept (see append), so offsets stay valid after trimEnd.
       for (const url of bareUrls(trimmed)) {
         links.push({ url: url.url, text: null, line: lines.length, offset: url.index });
       }
       lines.push({ text: trimmed, emphasis });
     }
-    text = "";
+    parts = [];
+    length = 0;
+    lastChar = "";
     emphasis = [];
   };
 
   const append = (chunk: string) => {
     let piece = chunk;
-    if (text === "" || text.endsWith(" ")) piece = piece.trimStart();
+    if (length === 0 || lastChar === " ") piece = piece.trimStart();
     if (piece === "") return;
-    const start = text.length;
-    text += piece;
-    if (emphasised > 0) emphasis.push([start, text.length]);
+    const start = length;
+    parts.push(piece);
+    length += piece.length;
+    lastChar = piece[piece.length - 1] ?? "";
+    if (emphasised > 0) {
+      // Ranges are appended in order; adjacent ones merge so lookups stay a binary search.
+      const previous = emphasis.at(-1);
+      if (previous && previous[1] === start) previous[1] = length;
+      else emphasis.push([start, length]);
+    }
   };
 
   const parser = new Parser({
@@ -255,12 +270,12 @@ function walkHtml(html: string): { lines: Line[]; links: PlacedLink[] } {
         anchor: null,
       };
       if (BLOCKS.has(name)) flush();
-      else if (CELLS.has(name) && text.trim() !== "") append(" | ");
+      else if (CELLS.has(name) && length > 0) append(" | ");
       if (name === "a" || name === "area") {
         const url = httpUrl(attribs.href);
         let link: PlacedLink | null = null;
         if (url !== null) {
-          link = { url, text: null, line: lines.length, offset: text.length };
+          link = { url, text: null, line: lines.length, offset: length };
           links.push(link);
         }
         if (name === "a") {
@@ -293,10 +308,10 @@ function walkHtml(html: string): { lines: Line[]; links: PlacedLink[] } {
       const visible = data.replace(INVISIBLE, "");
       anchors.at(-1)?.parts.push(visible);
       if (pre > 0) {
-        const parts = visible.split("\n");
-        parts.forEach((part, i) => {
+        // Preformatted text keeps its line breaks.
+        visible.split("\n").forEach((piece, i) => {
           if (i > 0) flush();
-          append(part.replace(/\s+/g, " "));
+          append(piece.replace(/\s+/g, " "));
         });
       } else {
         append(visible.replace(/\s+/g, " "));
@@ -339,6 +354,9 @@ const CLOSERS: Record<string, string> = { ")": "(", "]": "[", "}": "{" };
 
 /** Trims trailing punctuation and unbalanced closers from a URL found in text. */
 function trimUrl(url: string): string {
+  // Counted once up front (and kept up to date while trimming), so a run of ")" stays linear.
+  const counts = new Map<string, number>();
+  for (const char of url) if (char in CLOSERS || "([{".includes(char)) counts.set(char, (counts.get(char) ?? 0) + 1);
   let end = url.length;
   while (end > 0) {
     const last = url[end - 1] ?? "";
@@ -347,17 +365,10 @@ function trimUrl(url: string): string {
       continue;
     }
     const opener = CLOSERS[last];
-    if (opener !== undefined) {
-      let opens = 0;
-      let closes = 0;
-      for (let i = 0; i < end; i++) {
-        if (url[i] === opener) opens++;
-        else if (url[i] === last) closes++;
-      }
-      if (closes > opens) {
-        end--;
-        continue;
-      }
+    if (opener !== undefined && (counts.get(last) ?? 0) > (counts.get(opener) ?? 0)) {
+      counts.set(last, (counts.get(last) ?? 0) - 1);
+      end--;
+      continue;
     }
     break;
   }
@@ -370,7 +381,7 @@ function bareUrls(text: string): Array<{ url: string; index: number }> {
   for (const match of text.matchAll(TEXT_URL)) {
     const url = trimUrl(match[0]);
     // "https://" followed only by punctuation is not a link.
-    if (/^https?:\/\/[^\s]/i.test(url) && url.length > url.indexOf("//") + 2) found.push({ url, index: match.index });
+    if (/^https?:\/\/\S/i.test(url)) found.push({ url, index: match.index });
   }
   return found;
 }
@@ -497,14 +508,17 @@ function tokenize(text: string): Token[] {
   return tokens;
 }
 
-/** Whether a token closes its sentence: `.`, `!` or `?` at its end, unless it is an abbreviation. */
+/**
+ * Whether a token closes its sentence: `.`, `!` or `?` at its end, unless it is
+ * an abbreviation ("No.") or a one- or two-digit ordinal ("14. Mai", "3. Step").
+ */
 function endsSentence(raw: string, core: string): boolean {
   let end = raw.length;
   while (end > 0 && `)]}"'”’»`.includes(raw[end - 1] ?? "")) end--;
   const last = raw[end - 1];
   if (last === "!" || last === "?") return true;
   if (last !== ".") return false;
-  return !ABBREVIATIONS.has(core.toLowerCase()) && !/^\d/.test(core);
+  return !ABBREVIATIONS.has(core.toLowerCase()) && !/^\d{1,2}$/.test(core);
 }
 
 /** A token that is only punctuation or a separator, skipped when looking at a candidate's neighbours. */
@@ -577,7 +591,6 @@ const WEAK_KEYWORDS = new Set([
   "sign-in",
   "signin",
   "two-factor",
-  "passcode",
   "bestätigen",
   "verifizierung",
   "verifizieren",
@@ -822,7 +835,6 @@ const LABELS = new Set([
   "nummer",
   "número",
   "numéro",
-  "page",
   "issue",
   "episode",
   "version",
@@ -881,6 +893,24 @@ const LABELS = new Set([
   "menge",
   "cantidad",
   "quantité",
+  // Quantities: "up to 10000", "over 2500", "more than 1200", "bis zu 5000".
+  "up",
+  "over",
+  "than",
+  "about",
+  "approximately",
+  "around",
+  "nearly",
+  "almost",
+  "least",
+  "includes",
+  "including",
+  "additional",
+  "extra",
+  "top",
+  "zu",
+  "hasta",
+  "environ",
   "©",
   "(c)",
   "copyright",
@@ -1193,8 +1223,14 @@ interface Analysed {
   line: Line;
   tokens: Token[];
   sentences: Map<number, { keyword: Strength | null; commerce: boolean }>;
-  /** Any sentence of the line has a keyword. */
-  keyword: boolean;
+  /**
+   * A sentence of the line names a code ("code", "PIN", "OTP"...). Only such
+   * strong words vouch for a code on another line: "Log in to see more" next
+   * to a big "1284" does not.
+   */
+  namesCode: boolean;
+  /** Tokens that are not mere punctuation. */
+  words: number;
   /** A street word makes every number in the line part of an address. */
   address: boolean;
 }
@@ -1202,10 +1238,10 @@ interface Analysed {
 function analyse(line: Line): Analysed {
   const tokens = tokenize(line.text);
   const sentences = sentenceKeywords(tokens);
-  let keyword = false;
-  for (const entry of sentences.values()) if (entry.keyword !== null) keyword = true;
+  let namesCode = false;
+  for (const entry of sentences.values()) if (entry.keyword === "strong") namesCode = true;
   const address = tokens.some((t) => !t.opaque && (STREET_WORDS.has(t.core) || isStreetName(t.raw)));
-  return { line, tokens, sentences, keyword, address };
+  return { line, tokens, sentences, namesCode, address, words: tokens.filter((t) => !isFiller(t)).length };
 }
 
 /** A possible code: tokens [first, last] of a line, and its normalised value. */
@@ -1221,8 +1257,31 @@ function isDigitish(token: Token): boolean {
   return !token.opaque && token.core.length <= 20 && /^[+(]*\d[\d().\-/]*$/.test(token.core);
 }
 
+/**
+ * A line of nothing but 4 to 8 single characters ("6 | 0 | 4 | 2 | 9 | 7"):
+ * a code drawn one box (table cell) per character.
+ */
+function boxedCode(tokens: Token[]): Candidate | null {
+  if (tokens.length > 2 * 8 + 1) return null;
+  let value = "";
+  let first = -1;
+  let last = -1;
+  for (const [i, token] of tokens.entries()) {
+    if (isFiller(token)) continue;
+    if (token.opaque || !/^[A-Z0-9]$/.test(token.raw)) return null;
+    value += token.raw;
+    if (first < 0) first = i;
+    last = i;
+  }
+  const digits = /^\d{4,8}$/.test(value);
+  const alphanumeric = /^[A-Z0-9]{6,8}$/.test(value) && /[A-Z]/.test(value) && /\d/.test(value);
+  return digits || alphanumeric ? { first, last, value, digits } : null;
+}
+
 /** Candidate tokens of a line: shapes only; context is judged later. */
 function candidates(tokens: Token[], text: string): Candidate[] {
+  const boxed = boxedCode(tokens);
+  if (boxed) return [boxed];
   const found: Candidate[] = [];
   let i = 0;
   while (i < tokens.length) {
@@ -1230,6 +1289,12 @@ function candidates(tokens: Token[], text: string): Candidate[] {
     if (!token) break;
     if (!isDigitish(token)) {
       const value = token.core;
+      const prefixed = token.opaque ? null : singleDigitsValue(value);
+      if (prefixed !== null) {
+        found.push({ first: i, last: i, value: prefixed, digits: true });
+        i++;
+        continue;
+      }
       if (
         !token.opaque && value.length >= 6 && value.length <= 8 && /^[A-Z0-9]+$/.test(value) &&
         /[A-Z]/.test(value) && /\d/.test(value) && !looksLikeWordAndNumber(value)
@@ -1268,9 +1333,14 @@ function candidates(tokens: Token[], text: string): Candidate[] {
   return found;
 }
 
-/** `123456`, or `123-456` / `1234-5678` (equal halves) without the hyphen; else null. */
+/**
+ * `123456`, or `123-456` / `1234-5678` (equal halves) without the hyphen, or
+ * the digits of a one-letter-prefixed code (`G-123456`, where the sign-in form
+ * shows the prefix and the person types the digits); else null.
+ */
 function singleDigitsValue(core: string): string | null {
   if (/^\d{4,8}$/.test(core)) return core;
+  if (/^[A-Z]-\d{4,8}$/.test(core)) return core.slice(2);
   const hyphen = /^(\d{3,4})-(\d{3,4})$/.exec(core);
   if (hyphen && hyphen[1] && hyphen[2] && hyphen[1].length === hyphen[2].length) return hyphen[1] + hyphen[2];
   return null;
@@ -1297,6 +1367,8 @@ function looksLikeYearOrDate(value: string): boolean {
 
 /** How many tokens before a candidate are looked at for a label or a keyword. */
 const LOOK_BEHIND = 3;
+/** A previous line of at most this many words is a label for the candidate below it. */
+const SHORT_LABEL_LINE = 4;
 /** Bounds the walk over filler tokens ("| | |"), so hostile lines stay linear. */
 const MAX_WALK = 8;
 
@@ -1304,7 +1376,9 @@ const MAX_WALK = 8;
  * What the words just before a candidate say, nearest first: a keyword ("code:",
  * "PIN") wins, a label ("Order", "No.", "©", a currency, a month, a masked
  * card "••••") rejects. When the candidate starts its line, the end of the
- * previous line is read ("Order number:\n12345678").
+ * previous line is read: a short label line ("Order number:\n12345678") rejects,
+ * while a sentence that happens to end in a label word ("…for your account:")
+ * does not.
  */
 function lookBehind(
   tokens: Token[],
@@ -1316,11 +1390,13 @@ function lookBehind(
   let walked = 0;
   let list = tokens;
   let i = first - 1;
+  let labelsCount = true;
   while (seen < LOOK_BEHIND && walked < MAX_WALK) {
     if (i < 0) {
       if (list === tokens && previous && previous.length > 0) {
         list = previous;
         i = previous.length - 1;
+        labelsCount = previous.length <= SHORT_LABEL_LINE;
         continue;
       }
       break;
@@ -1333,6 +1409,7 @@ function lookBehind(
     if (token.opaque) continue;
     const keyword = keywordAt(list, i + 1);
     if (keyword !== null) return { verdict: keyword, distance: seen };
+    if (!labelsCount) continue;
     const label = { verdict: "label" as const, distance: seen };
     const norm = token.norm;
     if (LABELS.has(norm) || CURRENCIES.has(norm)) return label;
@@ -1363,23 +1440,36 @@ function followedByNonCode(tokens: Token[], candidate: Candidate): boolean {
 }
 
 /** Whether nothing but punctuation shares the line with the candidate. */
-function standsAlone(tokens: Token[], candidate: Candidate): boolean {
-  return tokens.every((token, i) => (i >= candidate.first && i <= candidate.last) || isFiller(token));
+function standsAlone(analysed: Analysed, candidate: Candidate): boolean {
+  let own = 0;
+  for (let i = candidate.first; i <= candidate.last; i++) if (!isFiller(analysed.tokens[i] as Token)) own++;
+  return own === analysed.words;
 }
 
-/** Whether the candidate's text was emphasised in the HTML. */
+/** Whether the candidate's text was emphasised in the HTML (ranges are sorted and disjoint). */
 function emphasised(line: Line, token: Token): boolean {
-  return line.emphasis.some(([start, end]) => start <= token.start + 1 && token.end - 1 <= end);
+  const ranges = line.emphasis;
+  let low = 0;
+  let high = ranges.length - 1;
+  while (low <= high) {
+    const mid = (low + high) >> 1;
+    const [start, end] = ranges[mid] as [number, number];
+    if (token.end <= start) high = mid - 1;
+    else if (token.start >= end) low = mid + 1;
+    // Surrounding punctuation may fall outside the emphasis ("<b>123456</b>.").
+    else return start <= token.start + 1 && token.end - 1 <= end;
+  }
+  return false;
 }
 
 /** Whether a line around a prominent candidate names a code. */
 function nearbyHasKeyword(lines: Analysed[], index: number): boolean {
   // The two lines before (the instruction usually precedes the code) and the one after.
-  return Boolean(lines[index - 1]?.keyword || lines[index - 2]?.keyword || lines[index + 1]?.keyword);
+  return Boolean(lines[index - 1]?.namesCode || lines[index - 2]?.namesCode || lines[index + 1]?.namesCode);
 }
 
 /** Accepted codes of one source (subject, text or HTML), in order. */
-function codesOf(lines: Analysed[], subjectKeyword: boolean): string[] {
+function codesOf(lines: Analysed[], subjectNamesCode: boolean): string[] {
   const codes: string[] = [];
   lines.forEach((analysed, index) => {
     const { tokens, sentences, line } = analysed;
@@ -1397,7 +1487,7 @@ function codesOf(lines: Analysed[], subjectKeyword: boolean): string[] {
         const before = tokens[candidate.first - 1];
         if (before && /^[A-Z]{2}$/.test(before.core)) continue;
       }
-      const alone = standsAlone(tokens, candidate);
+      const alone = standsAlone(analysed, candidate);
       if (yearLike) {
         // A year only counts when a code word introduces it directly ("PIN: 2019", "code is 2019").
         if (behind === "strong" && distance <= 2) codes.push(candidate.value);
@@ -1408,7 +1498,7 @@ function codesOf(lines: Analysed[], subjectKeyword: boolean): string[] {
         continue;
       }
       const prominent = alone || emphasised(line, first);
-      if (prominent && (subjectKeyword || behind !== null || nearbyHasKeyword(lines, index))) {
+      if (prominent && (subjectNamesCode || behind === "strong" || nearbyHasKeyword(lines, index))) {
         codes.push(candidate.value);
       }
     }
@@ -1419,7 +1509,7 @@ function codesOf(lines: Analysed[], subjectKeyword: boolean): string[] {
 function findCodes(mail: MailContent): string[] {
   const subject = typeof mail.subject === "string" ? mail.subject.replace(INVISIBLE, "").replace(/\s+/g, " ") : "";
   const subjectLines = subject.trim() === "" ? [] : [analyse({ text: subject.trim(), emphasis: [] })];
-  const subjectKeyword = subjectLines.some((line) => line.keyword);
+  const subjectNamesCode = subjectLines.some((line) => line.namesCode);
   const sources: Analysed[][] = [subjectLines];
   if (typeof mail.text === "string") sources.push(textLines(mail.text).map(analyse));
   if (typeof mail.html === "string" && mail.html !== "") sources.push(walkHtml(mail.html).lines.map(analyse));
@@ -1427,7 +1517,7 @@ function findCodes(mail: MailContent): string[] {
   const codes: string[] = [];
   const seen = new Set<string>();
   for (const lines of sources) {
-    for (const code of codesOf(lines, subjectKeyword)) {
+    for (const code of codesOf(lines, subjectNamesCode)) {
       if (seen.has(code)) continue;
       seen.add(code);
       codes.push(code);
