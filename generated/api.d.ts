@@ -453,6 +453,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description The account's event log, **oldest first** (commit order), after the `after` cursor: every
+         *     `inbox.created`, `inbox.expired` and `message.received` of the account, whether or not a
+         *     webhook subscribes to it, for `EVENT_RETENTION_DAYS` (default 7). Each event is the exact
+         *     envelope a webhook receives (`id`, `type`, `createdAt`, `data`). `nextCursor` is the id of
+         *     the last event of the page (null when the page is empty): pass it as `after` to read on.
+         *     Every plan.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream events
+         * @description Server-Sent Events: one frame per event of the account, in the order of the log:
+         *
+         *     ```
+         *     id: evt_...
+         *     event: message.received
+         *     data: {"id":"evt_...","type":"message.received","createdAt":"...","data":{...}}
+         *     ```
+         *
+         *     With a cursor (`Last-Event-ID`, which an `EventSource` sends when it reconnects, or
+         *     `?after=`), the stored events after it are replayed first, then the stream goes live, with
+         *     no gap and no duplicate across the switch. Without one it starts live. A comment line
+         *     `: keep-alive` comes after 15 s without an event (`EVENT_STREAM_KEEP_ALIVE_MS`). The stream
+         *     holds no database connection while idle; when the server shuts down it ends, and the
+         *     client reconnects with `Last-Event-ID`. Every plan.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/accounts": {
         parameters: {
             query?: never;
@@ -877,6 +935,22 @@ export interface components {
             /** @description The message's http(s) links in document order, de-duplicated by URL. */
             links: components["schemas"]["Link"][];
         };
+        /** @description An event exactly as a webhook receives it. */
+        Event: {
+            id: string;
+            type: components["schemas"]["EventType"];
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The event's data (see the `webhooks` section for each type's fields). */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        EventList: {
+            data: components["schemas"]["Event"][];
+            /** @description The id of the last event of the page (pass it as `after`); null when the page is empty. */
+            nextCursor: string | null;
+        };
         AdminAccountCreateRequest: {
             /** Format: email */
             email: string;
@@ -1188,6 +1262,10 @@ export interface components {
         DeliveryId: string;
         /** @description Message ID. */
         MessageId: string;
+        /** @description An event id of this account; only events after it. */
+        EventsAfter: string;
+        /** @description A comma list of event types (`message.received,inbox.created`); absent or empty means all. */
+        EventTypes: string;
         /** @description Only messages whose sender (address or display name) contains this, ignoring case. */
         FilterFrom: string;
         /** @description Only messages whose subject contains this, ignoring case. */
@@ -2123,6 +2201,84 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description An event id of this account; only events after it. */
+                after?: components["parameters"]["EventsAfter"];
+                /** @description A comma list of event types (`message.received,inbox.created`); absent or empty means all. */
+                types?: components["parameters"]["EventTypes"];
+                /** @description Page size, 1 to 100. Defaults to 20. */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            /**
+             * @description `VALIDATION_ERROR`: an unknown event type, an `after` that is not an event of this
+             *     account (or is no longer kept), or `limit` out of range.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description An event id of this account; only events after it. */
+                after?: components["parameters"]["EventsAfter"];
+                /** @description A comma list of event types (`message.received,inbox.created`); absent or empty means all. */
+                types?: components["parameters"]["EventTypes"];
+            };
+            header?: {
+                /** @description The id of the last event received; takes precedence over `after`. */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `VALIDATION_ERROR`: an unknown event type, or a cursor that is not an event of this account. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
         };
     };
     adminCreateAccount: {

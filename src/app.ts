@@ -19,6 +19,7 @@ import { adminRoutes } from "./admin/routes.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
 import { deliveryRoutes } from "./deliveries/routes.ts";
 import { messageRoutes } from "./messages/routes.ts";
+import { eventRoutes } from "./events/routes.ts";
 import { inboxRoutes } from "./inboxes/routes.ts";
 import { serviceRoutes } from "./service/routes.ts";
 
@@ -43,6 +44,7 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   app.route("/", deliveryRoutes(services));
   app.route("/", inboxRoutes(services));
   app.route("/", messageRoutes(services));
+  app.route("/", eventRoutes(services));
   app.route("/", adminRoutes(services));
 
   app.notFound(notFound);

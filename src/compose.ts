@@ -21,9 +21,11 @@ import { createDeliveryRuntime, type DeliveryRuntime } from "./deliveries/runtim
 import type { DispatcherDeps } from "./deliveries/dispatcher.ts";
 import { sweepExpiredLeases } from "./deliveries/lease_sweep.ts";
 import { purgeOldDeliveries } from "./deliveries/purge.ts";
+import { purgeOldEvents } from "./events/purge.ts";
 import { AUTH_CHANNEL, AuthCache } from "./api_keys/auth_cache.ts";
 import { sweepExpiredInboxes } from "./inboxes/expiry.ts";
 import { createMessageWaiters, type MessageWaiters } from "./messages/waiters.ts";
+import { createEventStreams, type EventStreams } from "./events/streams.ts";
 import { sweepExpiredSessions } from "./auth/session_sweep.ts";
 import { sweepOldHits } from "./rate_limit/hit_sweep.ts";
 import { sweepOldLockouts } from "./rate_limit/lockout_sweep.ts";
@@ -33,6 +35,8 @@ export interface Services {
   config: Config;
   /** Requests waiting for a message, woken through the hub. */
   waiters: MessageWaiters;
+  /** Event streams, woken through the hub. */
+  streams: EventStreams;
   sql: Sql;
   clock: Clock;
   metrics: Metrics;
@@ -62,6 +66,8 @@ export interface Instance extends Services {
    * it with runOnce/drain.
    */
   start(opts?: { deliveries?: boolean }): Promise<void>;
+  /** Ends long polls and event streams at once, so that the HTTP server's shutdown does not wait out their holds. */
+  release(): void;
   /** Stops claiming (attempts in flight finish) and listening. */
   stop(): Promise<void>;
 }
@@ -104,6 +110,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
     ...(opts.random ? { random: opts.random } : {}),
   });
   const waiters = createMessageWaiters({ hub, registry: metrics.registry });
+  const streams = createEventStreams({ hub, registry: metrics.registry });
   const authCache = new AuthCache();
   hub.subscribe(AUTH_CHANNEL, {
     onNotify: (keyId) => authCache.invalidateKey(keyId),
@@ -113,6 +120,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
   const services: Services = {
     config,
     waiters,
+    streams,
     sql,
     clock,
     metrics,
@@ -127,6 +135,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
       { name: "expired inboxes", run: (now) => sweepExpiredInboxes({ outbox }, now) },
       { name: "expired delivery leases", run: (now) => sweepExpiredLeases({ sql, hub }, now) },
       { name: "old deliveries", run: (now) => purgeOldDeliveries({ sql, config }, now) },
+      { name: "old events", run: (now) => purgeOldEvents({ sql, config }, now) },
       { name: "expired sessions", run: (now) => sweepExpiredSessions({ sql }, now) },
       { name: "old rate-limit hits", run: (now) => sweepOldHits({ sql }, now) },
       { name: "old login lockouts", run: (now) => sweepOldLockouts({ sql }, now) },
@@ -137,6 +146,10 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
     async start({ deliveries: claim = true } = {}) {
       await hub.start();
       if (claim) deliveries.start();
+    },
+    release() {
+      waiters.close();
+      streams.close();
     },
     async stop() {
       await deliveries.stop();

@@ -127,6 +127,13 @@ export const EnvSchema = z.object({
   DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30).describe(
     "How long delivery records are kept",
   ),
+  EVENT_STREAM_KEEP_ALIVE_MS: z.coerce.number().int().min(100).max(60_000).default(15_000).describe(
+    "Longest silence on an event stream before a `: keep-alive` comment (under the idle timeout of proxies)",
+  ),
+  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(7).describe(
+    "How long the event log (`GET /api/events`, the live stream's replay) keeps every event; an event a kept " +
+      "delivery record refers to stays as long as that record",
+  ),
   DELIVERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000).describe(
     "Delivery timeout (spec 6.3: 10 s; lower only for tests)",
   ),

@@ -61,6 +61,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info("Shutting down");
+    instance.release();
     await Promise.all([server.shutdown(), smtp.close()]);
     await instance.stop();
     await db.close();

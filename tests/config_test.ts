@@ -85,6 +85,8 @@ Deno.test("the configuration keeps the camelCase names the code uses, one per va
     "deliveryRetentionDays",
     "deliveryTimeoutMs",
     "encryptionKey",
+    "eventRetentionDays",
+    "eventStreamKeepAliveMs",
     "host",
     "httpHeadersTimeoutMs",
     "inboxesPerAccount",

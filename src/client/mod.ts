@@ -12,6 +12,7 @@
  */
 import createFetchClient, { type Client, type FetchResponse, type Middleware } from "openapi-fetch";
 import type { components, operations, paths } from "../../generated/api.d.ts";
+import { readSse } from "./sse.ts";
 
 export type { components, operations, paths };
 export type { Client as RawClient, Middleware } from "openapi-fetch";
@@ -51,6 +52,8 @@ export type Message = Schemas["Message"];
 export type MessageSummary = Schemas["MessageSummary"];
 export type MessageList = Schemas["MessageList"];
 export type Attachment = Schemas["Attachment"];
+export type Event = Schemas["Event"];
+export type EventList = Schemas["EventList"];
 export type Link = Schemas["Link"];
 export type MessageReceivedEvent = Schemas["MessageReceivedEvent"];
 export type InboxCreatedEvent = Schemas["InboxCreatedEvent"];
@@ -113,6 +116,27 @@ export interface ExpectNoneOptions extends MessageFilter {
   signal?: AbortSignal;
 }
 
+/** Options of `events.list`. */
+export interface EventListQuery {
+  /** Only events after this event id. */
+  after?: string;
+  /** Only these types. */
+  types?: EventType[];
+  limit?: number;
+}
+
+/** Options of `events.stream`. */
+export interface EventStreamOptions {
+  /** Replay the stored events after this id first; without it the stream starts live. */
+  after?: string;
+  /** Only these types. */
+  types?: EventType[];
+  /** Ends the stream (the iterator returns). */
+  signal?: AbortSignal;
+  /** Pause before reconnecting after a dropped connection, in ms (default 1000). */
+  retryMs?: number;
+}
+
 /** An attachment's contents, as downloaded. */
 export interface AttachmentContent {
   content: Uint8Array;
@@ -155,6 +179,19 @@ const SESSION_PATHS = new Set(["/api/auth/register", "/api/auth/login"]);
 function sessionCookie(response: Response): string | undefined {
   const header = response.headers.getSetCookie().find((c) => c.startsWith("session="));
   return header?.split(";")[0];
+}
+
+/** Waits `ms`, or less when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }
 
 /** A `since` as the API takes it. */
@@ -238,6 +275,17 @@ export interface InboxServiceClient {
     /** An attachment's bytes and content type; rejects with `InboxServiceError` otherwise. */
     get(inboxId: string, messageId: string, attachmentId: string): Promise<AttachmentContent>;
   };
+  events: {
+    /** A page of the account's event log, oldest first; pass `nextCursor` as `after` to read on. */
+    list(query?: EventListQuery): ApiResult<"/api/events", "get">;
+    /**
+     * The account's events as they are committed, as an async iterator. A
+     * dropped connection is resumed with `Last-Event-ID`, so nothing is lost
+     * or repeated; it ends when `signal` aborts or the loop breaks, and
+     * throws `InboxServiceError` on an error answer.
+     */
+    stream(options?: EventStreamOptions): AsyncGenerator<Event>;
+  };
   /** Operator calls; they need `adminToken`. */
   admin: {
     createAccount(body: Schemas["AdminAccountCreateRequest"]): ApiResult<"/admin/accounts", "post">;
@@ -284,6 +332,46 @@ export function createClient(options: ClientOptions): InboxServiceClient {
   raw.use(credentials);
 
   const id = (value: string) => ({ path: { id: value } });
+
+  // One connection after another, each resuming after the last event yielded.
+  async function* streamEvents(options: EventStreamOptions = {}): AsyncGenerator<Event> {
+    const { signal, retryMs = 1_000, types } = options;
+    let last = options.after;
+    let first = true;
+    while (!signal?.aborted) {
+      if (!first) await pause(retryMs, signal);
+      first = false;
+      if (signal?.aborted) return;
+      let body: ReadableStream<Uint8Array> | undefined;
+      try {
+        const { error, response } = await raw.GET("/api/events/stream", {
+          params: {
+            query: { types: types?.join(",") },
+            header: last === undefined ? {} : { "Last-Event-ID": last },
+          },
+          parseAs: "stream",
+          ...(signal ? { signal } : {}),
+        });
+        if (!response.ok) throw new InboxServiceError(response.status, errorBody(error));
+        body = response.body ?? undefined;
+      } catch (err) {
+        if (err instanceof InboxServiceError || signal?.aborted) throw err;
+        continue; // Not reachable now: try again.
+      }
+      if (!body) continue;
+      try {
+        for await (const message of readSse(body)) {
+          const event = JSON.parse(message.data) as Event;
+          last = message.id ?? event.id;
+          yield event;
+        }
+      } catch (err) {
+        if (signal?.aborted) return;
+        if (err instanceof SyntaxError) throw err;
+        // The connection dropped mid-stream: resume after the last event.
+      }
+    }
+  }
 
   // One long poll after another until a message comes or the caller's own timeout runs out.
   async function waitFor(inboxId: string, options: WaitForOptions = {}): Promise<Message> {
@@ -397,6 +485,14 @@ export function createClient(options: ClientOptions): InboxServiceClient {
           contentType: response.headers.get("content-type") ?? "application/octet-stream",
         };
       },
+    },
+
+    events: {
+      list: (query: EventListQuery = {}) =>
+        raw.GET("/api/events", {
+          params: { query: { ...query, types: query.types?.join(",") } },
+        }),
+      stream: streamEvents,
     },
 
     /** Operator calls; they need `adminToken`. */

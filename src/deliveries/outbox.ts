@@ -2,16 +2,18 @@
  * The outbox: the one port through which anything enters the delivery queue.
  *
  * An emitter runs its change in `outbox.transaction`, and calls `emit` in it:
- * the event and one delivery per subscribed active webhook are written in the
- * same transaction as the change (they commit or vanish together), with a
- * NOTIFY that wakes every other instance when it commits. Once the
- * transaction has committed, the outbox wakes this instance's queue itself,
+ * every event goes to its account's log (events/repo.ts), and one delivery
+ * per subscribed active webhook is queued, in the same transaction as the
+ * change (they commit or vanish together), with NOTIFYs that wake every other
+ * instance's queue and event streams when it commits. Once the transaction
+ * has committed, the outbox wakes this instance's queue and streams itself,
  * so no caller has to remember to.
  */
 import type { Sql, Tx } from "../db/client.ts";
 import type { NotificationHub } from "../notifications/hub.ts";
 import { newId } from "../shared/ids.ts";
-import { insertEvent } from "../events/repo.ts";
+import { appendEvents, type NewEvent } from "../events/repo.ts";
+import { EVENT_CHANNEL } from "../events/streams.ts";
 import type { EventDataMap, EventEnvelope } from "../events/schemas.ts";
 import * as repo from "./repo.ts";
 
@@ -36,37 +38,50 @@ export interface Outbox {
 
 /** Builds the outbox over the database and this instance's hub. */
 export function createOutbox(deps: { sql: Sql; hub: Pick<NotificationHub, "publishLocal"> }): Outbox {
-  const queue = async (tx: Tx, eventId: string, webhookIds: string[], now: Date): Promise<string[]> => {
-    const attempts = webhookIds.map((webhookId) => ({ id: newId("dlv", now.getTime()), webhookId, attempt: 1 }));
-    await repo.insertPending(tx, eventId, attempts, now, now);
-    await repo.notifyQueued(tx, DELIVERY_CHANNEL);
-    return attempts.map((a) => a.id);
-  };
-
   return {
     async transaction(work) {
       let queued = 0;
+      const accounts = new Set<string>();
       // postgres.js types the result of begin() apart from `work`'s; it is what `work` returned.
-      const result = await deps.sql.begin((tx) => {
-        const emit: Emit = async (accountId, type, data, now) => {
-          const eventId = newId("evt", now.getTime());
-          const webhookIds = await repo.subscribedWebhookIds(tx, accountId, type);
-          // An event nobody subscribes to has nothing to deliver: store nothing.
-          if (webhookIds.length === 0) return eventId;
-          const envelope: EventEnvelope = { id: eventId, type, createdAt: now.toISOString(), data };
-          await insertEvent(tx, { id: eventId, accountId, type, payload: JSON.stringify(envelope), createdAt: now });
-          queued += (await queue(tx, eventId, webhookIds, now)).length;
-          return eventId;
+      const result = await deps.sql.begin(async (tx) => {
+        // Events wait in memory until `work` is done: appended last, they take their place in the
+        // account's log under a lock held only from there to the commit (events/repo.ts).
+        const pending = new Map<string, NewEvent[]>();
+        const emit: Emit = (accountId, type, data, now) => {
+          const id = newId("evt", now.getTime());
+          const envelope: EventEnvelope = { id, type, createdAt: now.toISOString(), data };
+          const list = pending.get(accountId) ?? [];
+          list.push({ id, type, payload: JSON.stringify(envelope), createdAt: now });
+          pending.set(accountId, list);
+          return Promise.resolve(id);
         };
-        return work(tx, emit);
+        const out = await work(tx, emit);
+        // Accounts in id order: two transactions emitting for the same accounts take their locks alike.
+        for (const accountId of [...pending.keys()].sort()) {
+          const events = pending.get(accountId)!;
+          const subscribed = await appendEvents(tx, accountId, events, EVENT_CHANNEL);
+          accounts.add(accountId);
+          if (subscribed.length === 0) continue;
+          const createdAt = new Map(events.map((e) => [e.id, e.createdAt]));
+          // Each attempt is due when its event was emitted.
+          const attempts = subscribed.map((s) => {
+            const runAt = createdAt.get(s.eventId)!;
+            return { id: newId("dlv", runAt.getTime()), eventId: s.eventId, webhookId: s.webhookId, runAt };
+          });
+          await repo.insertPending(tx, attempts, DELIVERY_CHANNEL);
+          queued += attempts.length;
+        }
+        return out;
       }) as Awaited<ReturnType<typeof work>>;
+      for (const accountId of accounts) deps.hub.publishLocal(EVENT_CHANNEL, accountId);
       if (queued > 0) deps.hub.publishLocal(DELIVERY_CHANNEL);
       return result;
     },
     async requeue(eventId, webhookId, now) {
-      const [id] = await deps.sql.begin((tx) => queue(tx, eventId, [webhookId], now));
+      const id = newId("dlv", now.getTime());
+      await deps.sql.begin((tx) => repo.insertPending(tx, [{ id, eventId, webhookId, runAt: now }], DELIVERY_CHANNEL));
       deps.hub.publishLocal(DELIVERY_CHANNEL);
-      return id!;
+      return id;
     },
   };
 }

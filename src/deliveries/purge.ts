@@ -1,17 +1,13 @@
-/** The minute sweep of the delivery log: finished attempts past DELIVERY_RETENTION_DAYS, and events left with none. */
+/** The minute sweep of the delivery log: finished attempts past DELIVERY_RETENTION_DAYS. */
 import type { Sql } from "../db/client.ts";
 import type { Config } from "../config.ts";
-import { purgeUnreferenced } from "../events/repo.ts";
 import { purgeOld } from "./repo.ts";
 
-/** Deletes what is older than the retention at `now`; returns how many attempts went. */
+/** Deletes finished attempts older than the retention at `now`; returns how many went. */
 export async function purgeOldDeliveries(
   deps: { sql: Sql; config: Pick<Config, "deliveryRetentionDays"> },
   now: Date,
 ): Promise<number> {
-  const before = new Date(now.getTime() - deps.config.deliveryRetentionDays * 86_400_000);
-  const purged = await purgeOld(deps.sql, before);
-  // After the attempts: an event goes with the last attempt that refers to it.
-  await purgeUnreferenced(deps.sql, before);
-  return purged;
+  // Their events go with the event log's own sweep (events/purge.ts), once no attempt refers to them.
+  return await purgeOld(deps.sql, new Date(now.getTime() - deps.config.deliveryRetentionDays * 86_400_000));
 }

@@ -290,32 +290,30 @@ export async function cancelPendingForWebhook(tx: Db, webhookId: string, at: Dat
     WHERE webhook_id = ${webhookId} AND status = 'pending'`;
 }
 
-/** Ids of the account's active webhooks subscribed to `type`: who gets an event. */
-export async function subscribedWebhookIds(tx: Tx, accountId: string, type: string): Promise<string[]> {
-  const rows = await tx<{ id: string }[]>`
-    SELECT id FROM webhooks WHERE account_id = ${accountId} AND active AND ${type} = ANY(events)`;
-  return rows.map((r) => r.id);
-}
-
 /**
- * Queues attempts of one event, each to its webhook, due at `runAt`. With
- * the retry in `recordFailure`, the only statements that add deliveries.
+ * Queues first attempts (pending, due at their `runAt`) and the NOTIFY that
+ * wakes every instance's queue when the transaction commits: one statement
+ * for any number of events and webhooks.
  */
 export async function insertPending(
   tx: Tx,
-  eventId: string,
-  attempts: { id: string; webhookId: string; attempt: number }[],
-  runAt: Date,
-  createdAt: Date,
+  attempts: { id: string; eventId: string; webhookId: string; runAt: Date }[],
+  channel: string,
 ): Promise<void> {
   await tx`
-    INSERT INTO deliveries (id, event_id, webhook_id, attempt, status, run_at, created_at)
-    SELECT a.id, ${eventId}, a.webhook_id, a.attempt, 'pending', ${runAt}, ${createdAt}
-    FROM unnest(
-      ${attempts.map((a) => a.id)}::text[],
-      ${attempts.map((a) => a.webhookId)}::text[],
-      ${attempts.map((a) => String(a.attempt))}::int[]
-    ) AS a (id, webhook_id, attempt)`;
+    WITH queued AS (
+      INSERT INTO deliveries (id, event_id, webhook_id, attempt, status, run_at, created_at)
+      SELECT a.id, a.event_id, a.webhook_id, 1, 'pending', a.run_at, a.run_at
+      FROM unnest(
+        ${attempts.map((a) => a.id)}::text[],
+        ${attempts.map((a) => a.eventId)}::text[],
+        ${attempts.map((a) => a.webhookId)}::text[],
+        ${attempts.map((a) => a.runAt.toISOString())}::timestamptz[]
+      ) AS a (id, event_id, webhook_id, run_at)
+      RETURNING 1
+    )
+    -- NOTIFY is transactional: listeners hear it only if and when this commits.
+    SELECT pg_notify(${channel}, '') FROM (SELECT count(*) FROM queued) done`;
 }
 
 /** Wakes the delivery queue of every listening instance, once the transaction commits. */

@@ -1,19 +1,100 @@
 /** SQL of the event log: the events table has this one writer. */
 import type { Db, Tx } from "../db/client.ts";
 
-/** Stores an event, inside the transaction of the change that caused it. */
-export async function insertEvent(
-  tx: Tx,
-  e: { id: string; accountId: string; type: string; payload: string; createdAt: Date },
-): Promise<void> {
-  await tx`
-    INSERT INTO events (id, account_id, type, payload, created_at)
-    VALUES (${e.id}, ${e.accountId}, ${e.type}, ${e.payload}, ${e.createdAt})`;
+/** An event to append to an account's log: its envelope is serialised once, and signed as it is. */
+export interface NewEvent {
+  id: string;
+  type: string;
+  payload: string;
+  createdAt: Date;
 }
 
-/** Deletes events older than `before` that no delivery attempt refers to any more. */
-export async function purgeUnreferenced(db: Db, before: Date): Promise<void> {
-  await db`
+/**
+ * Appends the events a transaction emitted for one account to its log, in
+ * the order they were emitted, queues the NOTIFY that wakes the account's
+ * streams on every instance, and answers which active webhooks of the
+ * account subscribe to each: one statement, the last but the deliveries'
+ * before the commit.
+ *
+ * The order: an advisory lock per account, held to the commit, comes before
+ * the numbers, so another transaction of the account takes its numbers only
+ * after this one has committed, and `seq` is the account's commit order. It
+ * is not a row lock: the delivery claim's account row locks do not wait for
+ * it, only the account's other event commits do.
+ */
+export async function appendEvents(
+  tx: Tx,
+  accountId: string,
+  events: NewEvent[],
+  channel: string,
+): Promise<{ eventId: string; webhookId: string }[]> {
+  return await tx<{ eventId: string; webhookId: string }[]>`
+    WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended(${"events:" + accountId}, 0))),
+    appended AS (
+      INSERT INTO events (id, account_id, type, payload, created_at, seq)
+      SELECT o.id, ${accountId}, o.type, o.payload, o.created_at, nextval('events_seq')
+      FROM (
+        SELECT x.* FROM locked, unnest(
+          ${events.map((e) => e.id)}::text[],
+          ${events.map((e) => e.type)}::text[],
+          ${events.map((e) => e.payload)}::text[],
+          ${events.map((e) => e.createdAt.toISOString())}::timestamptz[]
+        ) WITH ORDINALITY AS x(id, type, payload, created_at, ord)
+        ORDER BY x.ord
+      ) o
+      -- In RETURNING, so it runs whatever the outer query reads (PostgreSQL folds the repeats into one).
+      RETURNING id, type, pg_notify(${channel}, ${accountId})
+    )
+    SELECT a.id AS event_id, w.id AS webhook_id
+    FROM appended a JOIN webhooks w ON w.account_id = ${accountId} AND w.active AND a.type = ANY(w.events)`;
+}
+
+/** An event of the account as stored: its id, its place in the log and its envelope (JSON text). */
+export interface StoredEvent {
+  id: string;
+  seq: string;
+  type: string;
+  payload: string;
+}
+
+/** The account's events after `afterSeq` (all when undefined), oldest first, of the given types (all when empty). */
+export async function listEvents(
+  db: Db,
+  accountId: string,
+  afterSeq: string | undefined,
+  types: readonly string[],
+  limit: number,
+): Promise<StoredEvent[]> {
+  // events_account_seq_idx: one account's log in commit order.
+  return await db<StoredEvent[]>`
+    SELECT e.id, e.seq::text AS seq, e.type, e.payload FROM events e
+    WHERE e.account_id = ${accountId}
+      ${afterSeq === undefined ? db`` : db`AND e.seq > ${afterSeq}::bigint`}
+      ${types.length > 0 ? db`AND e.type = ANY(${types as string[]}::text[])` : db``}
+    -- e.seq, the number: the output column of the same name is its text form.
+    ORDER BY e.seq
+    LIMIT ${limit}`;
+}
+
+/** The place of one of the account's events in its log; undefined when it is not one (or no longer kept). */
+export async function eventSeq(db: Db, accountId: string, id: string): Promise<string | undefined> {
+  const rows = await db<{ seq: string }[]>`
+    SELECT seq::text AS seq FROM events WHERE id = ${id} AND account_id = ${accountId}`;
+  return rows[0]?.seq;
+}
+
+/** The account's last place in the log ("0" when it has none): where a stream without a cursor starts. */
+export async function lastSeq(db: Db, accountId: string): Promise<string> {
+  const rows = await db<{ seq: string }[]>`
+    SELECT coalesce(max(seq), 0)::text AS seq FROM events WHERE account_id = ${accountId}`;
+  return rows[0]!.seq;
+}
+
+/** Deletes events older than `before` that no delivery attempt refers to any more; returns how many. */
+export async function purgeOld(db: Db, before: Date): Promise<number> {
+  const rows = await db`
     DELETE FROM events e WHERE e.created_at < ${before}
-      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)`;
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id)
+    RETURNING e.id`;
+  return rows.length;
 }

@@ -4,7 +4,8 @@
  * what is emitted cannot drift from what receivers are told to expect.
  */
 import type { components } from "../../generated/api.d.ts";
-import type { EventType } from "../webhooks/schemas.ts";
+import { z } from "@hono/zod-openapi";
+import { EVENT_TYPES, type EventType, EventTypeSchema } from "../webhooks/schemas.ts";
 
 type Schemas = components["schemas"];
 
@@ -29,3 +30,47 @@ export interface EventEnvelope<T extends string = string, D = unknown> {
 }
 
 export type { EventType };
+
+// The event log API, named as in `openapi.yaml`.
+
+/** An event as a webhook receives it: exactly `id`, `type`, `createdAt` and `data`. */
+export const EventSchema = z.object({
+  id: z.string(),
+  type: EventTypeSchema,
+  createdAt: z.iso.datetime(),
+  data: z.record(z.string(), z.unknown()),
+}).openapi("Event");
+
+export const EventListSchema = z.object({
+  data: z.array(EventSchema),
+  nextCursor: z.string().nullable(),
+}).openapi("EventList");
+
+/** `types=message.received,inbox.created`: known event types only; empty or absent means all. */
+const typesParam = z.string().max(200).optional().transform((v, ctx) => {
+  const types = (v ?? "").split(",").map((t) => t.trim()).filter((t) => t !== "");
+  const unknown = types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
+  if (unknown.length > 0) {
+    ctx.addIssue({
+      code: "custom",
+      message: `Unknown event type: ${unknown.join(", ")} (known: ${EVENT_TYPES.join(", ")})`,
+    });
+    return z.NEVER;
+  }
+  return [...new Set(types)];
+});
+
+export const EventListQuerySchema = z.object({
+  after: z.string().min(1).optional(),
+  types: typesParam,
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+});
+
+export const EventStreamQuerySchema = z.object({
+  after: z.string().min(1).optional(),
+  types: typesParam,
+});
+
+export const EventStreamHeadersSchema = z.object({
+  "last-event-id": z.string().min(1).optional(),
+});

@@ -98,7 +98,8 @@ export async function waitForMessage(
       // Wake up when the inbox expires too, to answer its 404 then.
       const untilExpiry = inbox.expiresAt.getTime() - deps.clock.now().getTime() + 1;
       const end = await armed.wait(Math.min(left, untilExpiry), signal);
-      if (end === "aborted") return undefined;
+      // The client left, or the server is shutting down: nothing (a client's next poll goes to a live instance).
+      if (end === "aborted" || end === "closed") return undefined;
       // Woken or timed out: look once more (a timeout's last look answers 204 if it finds nothing).
     } finally {
       armed.disarm();

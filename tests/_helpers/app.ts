@@ -101,6 +101,7 @@ export async function startApp(
     // Once only: a test may stop an instance early (a restart) that its harness closes again.
     close: () =>
       closed ??= (async () => {
+        deps.release();
         await server.shutdown();
         await deps.stop();
       })(),

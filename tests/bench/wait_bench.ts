@@ -95,7 +95,11 @@ export async function waitScenario(
   // 2. 1,000 requests waiting on one inbox: their cost, then one message for all of them.
   const crowd = await newInbox();
   const rssBeforeKb = rssKb(service.pid);
-  const answers = Array.from({ length: waiters }, () => wait(crowd.id).then(async (res) => res.status));
+  const answers = Array.from({ length: waiters }, () =>
+    wait(crowd.id).then(async (res) => {
+      await res.body?.cancel();
+      return res.status;
+    }));
   await waitUntil(async () => await gauge(service.url) >= waiters, 30_000, () => "the waiters did not all start");
   await sleep(500);
   const rssWaitingKb = rssKb(service.pid);

@@ -292,6 +292,30 @@ Deno.test("the client drives every operation of the real service", async (t) => 
       );
     });
 
+    await t.step("events: list the log, then follow it live from a cursor", async () => {
+      const c = keyed();
+      const page = ok(await c.events.list({ types: ["inbox.created"] }), 200);
+      assert.equal(page.data.length, 1);
+      assert.equal(page.nextCursor, page.data[0]!.id);
+      assert.equal(page.data[0]!.data.inboxId, inboxId);
+      expectError(await c.events.list({ after: "evt_missing" }), 400, "VALIDATION_ERROR");
+      const stop = new AbortController();
+      const seen: string[] = [];
+      const following = (async () => {
+        for await (
+          const event of c.events.stream({ after: page.data[0]!.id, types: ["inbox.created"], signal: stop.signal })
+        ) {
+          seen.push(event.data.inboxId as string);
+          if (seen.length === 2) break;
+        }
+      })();
+      const a = ok(await c.inboxes.create({}), 201);
+      const b = ok(await c.inboxes.create({}), 201);
+      await following;
+      assert.deepEqual(seen, [a.id, b.id]);
+      stop.abort();
+    });
+
     await t.step("delete an inbox and a webhook", async () => {
       const c = keyed();
       assert.deepEqual(ok(await c.inboxes.delete(inboxId), 200), { success: true });

@@ -203,7 +203,9 @@ export function normalizeParameters(
     if (!Array.isArray(list)) continue;
     for (const raw of list) {
       const p = derefObject(doc, raw);
-      merged.set(`${String(p.in)}:${String(p.name)}`, p);
+      // Header names are case-insensitive (RFC 9110): `Last-Event-ID` and `last-event-id` are one parameter.
+      const name = p.in === "header" ? String(p.name).toLowerCase() : String(p.name);
+      merged.set(`${String(p.in)}:${name}`, p);
     }
   }
   const out: Record<string, NormalizedField> = {};

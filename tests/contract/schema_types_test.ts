@@ -19,6 +19,7 @@ import { type ErrorDetailSchema, ErrorSchema, type SuccessSchema } from "../../s
 import type * as W from "../../src/webhooks/schemas.ts";
 import type * as D from "../../src/deliveries/schemas.ts";
 import type * as M from "../../src/messages/schemas.ts";
+import type * as E from "../../src/events/schemas.ts";
 import type * as I from "../../src/inboxes/schemas.ts";
 
 type Schemas = components["schemas"];
@@ -74,6 +75,8 @@ const _messageList: Equals<z.output<typeof M.MessageListSchema>, Schemas["Messag
 const _attachment: Equals<z.output<typeof M.AttachmentSchema>, Schemas["Attachment"]> = true;
 const _message: Equals<z.output<typeof M.MessageSchema>, Schemas["Message"]> = true;
 const _link: Equals<z.output<typeof M.LinkSchema>, Schemas["Link"]> = true;
+const _event: Equals<z.output<typeof E.EventSchema>, Schemas["Event"]> = true;
+const _eventList: Equals<z.output<typeof E.EventListSchema>, Schemas["EventList"]> = true;
 
 Deno.test("schema types: values typed by the generated types pass the zod schemas", () => {
   // The checks above are compile-time; this makes the file run and checks

@@ -473,7 +473,7 @@ Deno.test("a crashed worker's claim is taken over when its lease runs out", asyn
 });
 
 Deno.test("the sweep purges delivery records older than the retention", async () => {
-  const f = await deliveryFixture({ env: { DELIVERY_RETENTION_DAYS: "2" } });
+  const f = await deliveryFixture({ env: { DELIVERY_RETENTION_DAYS: "2", EVENT_RETENTION_DAYS: "2" } });
   try {
     await createWebhook(f.app, f.user, f.receiver.url("/hook"));
     await emitInboxCreated(f);
@@ -486,7 +486,25 @@ Deno.test("the sweep purges delivery records older than the retention", async ()
     const left = await f.db.sql`SELECT count(*)::int AS n FROM deliveries`;
     assert.equal(left[0]!.n, 1, "only the record younger than 2 days remains");
     const events = await f.db.sql`SELECT count(*)::int AS n FROM events`;
-    assert.equal(events[0]!.n, 1, "events without deliveries go too");
+    assert.equal(events[0]!.n, 1, "events past their own retention without deliveries go too");
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("the event log keeps EVENT_RETENTION_DAYS, and an event as long as a kept delivery record refers to it", async () => {
+  const f = await deliveryFixture({ env: { DELIVERY_RETENTION_DAYS: "10", EVENT_RETENTION_DAYS: "3" } });
+  try {
+    await emitInboxCreated(f); // no webhook yet: an event with no delivery
+    await createWebhook(f.app, f.user, f.receiver.url("/hook"));
+    await emitInboxCreated(f); // with a delivery record
+    await f.app.deps.deliveries.queue.drain();
+    f.clock.advance(3 * 86_400_000 + 1000);
+    await runSweeps(f.app.deps.sweeps, f.clock.now());
+    const kept = await f.db.sql`SELECT e.id FROM events e JOIN deliveries d ON d.event_id = e.id`;
+    const all = await f.db.sql`SELECT id FROM events`;
+    assert.equal(all.length, 1, "the event without deliveries is gone after 3 days");
+    assert.deepEqual(all.map((r) => r.id), kept.map((r) => r.id), "the one a delivery record refers to stays");
   } finally {
     await f.close();
   }

@@ -508,6 +508,11 @@ async function send(fx: Fixture, c: Case, cookie: string | undefined, url: URL):
       signal: controller.signal,
       ...(body === undefined ? {} : { body: body as Uint8Array<ArrayBuffer> }),
     });
+    // An event stream never ends by itself: its status and headers are the answer.
+    if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
+      await res.body?.cancel();
+      return { status: res.status, text: "", headers: res.headers };
+    }
     const text = await res.text();
     return { status: res.status, text, headers: res.headers };
   } catch (err) {
@@ -528,7 +533,7 @@ function fail(c: Case, out: Outcome, op: Operation | undefined, problem: string)
 const MUTATING = (method: string) => method !== "GET" && method !== "HEAD";
 
 /** Operations whose success body is not JSON. */
-const BYTE_OPERATIONS = new Set(["getRawMessage", "getAttachment"]);
+const BYTE_OPERATIONS = new Set(["getRawMessage", "getAttachment", "streamEvents"]);
 
 async function checkCase(fx: Fixture, c: Case, tally?: Tally): Promise<void> {
   if (c.waitMs > 0) fx.clock.advance(c.waitMs);

@@ -310,6 +310,8 @@ const EXPECTED_OPERATIONS = [
   "deleteMessage",
   "getRawMessage",
   "getAttachment",
+  "listEvents",
+  "streamEvents",
   "adminCreateAccount",
   "adminUpdateAccount",
   "health",

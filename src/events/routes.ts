@@ -1,0 +1,76 @@
+/** HTTP layer of the event log: a page of events, and the live stream (Server-Sent Events). Every plan. */
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { streamSSE } from "hono/streaming";
+import type { Config } from "../config.ts";
+import type { AppEnv } from "../http/env.ts";
+import { createRouter } from "../http/router.ts";
+import { API_SECURITY, errorResponses } from "../http/schemas.ts";
+import { EventListQuerySchema, EventListSchema, EventStreamHeadersSchema, EventStreamQuerySchema } from "./schemas.ts";
+import { cursorOf, type EventDeps, followEvents, listEvents, type StreamFrame } from "./service.ts";
+
+const listRoute = createRoute({
+  method: "get",
+  path: "/api/events",
+  request: { query: EventListQuerySchema },
+  responses: {
+    200: {
+      description: "A page of events, oldest first",
+      content: { "application/json": { schema: EventListSchema } },
+    },
+    ...errorResponses(400, 401),
+  },
+  security: API_SECURITY,
+});
+
+const streamRoute = createRoute({
+  method: "get",
+  path: "/api/events/stream",
+  request: { query: EventStreamQuerySchema, headers: EventStreamHeadersSchema },
+  responses: {
+    200: {
+      description: "Server-Sent Events: one frame per event (id, event, data), keep-alive comments",
+      content: { "text/event-stream": { schema: z.string() } },
+    },
+    ...errorResponses(400, 401),
+  },
+  security: API_SECURITY,
+});
+
+/** The event routes; `/api` authentication is applied by the app. */
+export function eventRoutes(
+  deps: EventDeps & { config: Pick<Config, "eventStreamKeepAliveMs"> },
+): OpenAPIHono<AppEnv> {
+  return createRouter().openapi(listRoute, async (c) => {
+    const page = await listEvents(deps, c.get("principal").accountId, c.req.valid("query"));
+    // The stored envelopes are JSON already: spliced in as they are, byte for byte what webhooks get.
+    return c.body(
+      `{"data":[${page.data.join(",")}],"nextCursor":${JSON.stringify(page.nextCursor)}}`,
+      200,
+      { "content-type": "application/json" },
+    ) as never;
+  }).openapi(streamRoute, async (c) => {
+    const { accountId } = c.get("principal");
+    const query = c.req.valid("query");
+    const lastEventId = c.req.valid("header")["last-event-id"];
+    // A reconnecting EventSource sends Last-Event-ID; it wins over the ?after= of the first connection.
+    const afterSeq = lastEventId !== undefined
+      ? await cursorOf(deps, accountId, lastEventId, "Last-Event-ID")
+      : query.after !== undefined
+      ? await cursorOf(deps, accountId, query.after)
+      : undefined;
+    return streamSSE(c, async (stream) => {
+      // The client going away cancels the body: that ends the stream (the request's own signal
+      // also fires once a response has started, in Deno's legacy mode).
+      const gone = new AbortController();
+      stream.onAbort(() => gone.abort());
+      const out = {
+        write: (f: StreamFrame) => stream.writeSSE({ id: f.id, event: f.type, data: f.payload }),
+        ping: async () => {
+          await stream.write(": keep-alive\n\n");
+        },
+      };
+      const from = { afterSeq, types: query.types };
+      await followEvents(deps, accountId, from, out, deps.config.eventStreamKeepAliveMs, gone.signal);
+    });
+  });
+}
