@@ -48,11 +48,24 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<WebhookEventType>([
 ]);
 const encoder = new TextEncoder();
 
+const WHSEC = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
+
+/**
+ * The HMAC key of a secret: the bytes of the base64 part of a `whsec_<base64>`
+ * secret (the Standard Webhooks convention, which `deno task listen` prints),
+ * otherwise the secret's UTF-8 bytes. The service signs with the same rule.
+ */
+export function secretKeyBytes(secret: string): Uint8Array<ArrayBuffer> {
+  const whsec = WHSEC.exec(secret);
+  const decoded = whsec ? base64Bytes(whsec[1]!) : null;
+  return decoded && decoded.length > 0 ? decoded : encoder.encode(secret);
+}
+
 function hmacKey(secret: string): Promise<CryptoKey> {
   if (typeof secret !== "string" || secret.length === 0) {
     throw new TypeError("The webhook secret must be a non-empty string");
   }
-  return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+  return crypto.subtle.importKey("raw", secretKeyBytes(secret), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
 }
 
 function hexBytes(hex: string): Uint8Array<ArrayBuffer> {

@@ -3,6 +3,8 @@
  * a direct test. HMAC-SHA256 through Web Crypto.
  */
 
+import { secretKeyBytes } from "../client/verify.ts";
+
 const encoder = new TextEncoder();
 
 /**
@@ -12,9 +14,14 @@ const encoder = new TextEncoder();
  */
 export type SigningSecret = CryptoKey;
 
-/** Imports a secret as a non-extractable HMAC-SHA256 key (both signatures use the same key). */
+/**
+ * Imports a secret as a non-extractable HMAC-SHA256 key (both signatures use
+ * the same key): the secret's UTF-8 bytes, or for a `whsec_<base64>` secret the
+ * bytes of its base64 part, as Standard Webhooks libraries and the client's
+ * `verifyWebhookSignature` read it (`secretKeyBytes`).
+ */
 export async function importSigningKey(secret: string): Promise<CryptoKey> {
-  return await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+  return await crypto.subtle.importKey("raw", secretKeyBytes(secret), { name: "HMAC", hash: "SHA-256" }, false, [
     "sign",
   ]);
 }

@@ -7,6 +7,9 @@ import {
   signatureHeader,
   standardSignature,
 } from "../../src/deliveries/signer.ts";
+import { verifyWebhookSignature } from "../../src/client/verify.ts";
+import { Webhook } from "standardwebhooks";
+import { hmacHex } from "../_helpers/hmac.ts";
 
 const body = JSON.stringify({ id: "evt_1", type: "inbox.created", createdAt: "2026-01-01T00:00:00.000Z", data: {} });
 const secret = "a-secret-of-24-characters";
@@ -65,4 +68,28 @@ Deno.test("headers: exactly spec 6.2 plus Standard Webhooks', signed only with a
   assert.equal(unsigned["X-Webhook-Signature"], undefined);
   assert.equal(unsigned["webhook-signature"], undefined);
   assert.equal(unsigned["X-Delivery-ID"], "dlv_1");
+});
+
+Deno.test("a whsec_<base64> secret signs with the bytes of its base64 part, as Standard Webhooks libraries read it", async () => {
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  const whsec = `whsec_${bytes.toBase64()}`;
+  const headers = await buildDeliveryHeaders({
+    serviceName: "InboxService",
+    webhookId: "wh_1",
+    eventId: "evt_1",
+    eventType: "inbox.created",
+    deliveryId: "dlv_1",
+    timestamp: Math.floor(Date.now() / 1000),
+    body,
+    secret: await importSigningKey(whsec),
+  });
+  // The standardwebhooks library decodes whsec_ secrets itself; it throws when the signature does not verify.
+  new Webhook(whsec).verify(body, headers);
+  const raw = await crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const expected = new Uint8Array(await crypto.subtle.sign("HMAC", raw, new TextEncoder().encode(body))).toHex();
+  assert.equal(headers["X-Webhook-Signature"], `sha256=${expected}`);
+  assert.ok(await verifyWebhookSignature(body, headers["X-Webhook-Signature"], whsec));
+  // Any other secret is its UTF-8 bytes, as before.
+  const plain = await importSigningKey("a-plain-secret-of-some-length");
+  assert.equal(await signatureHeader(plain, body), `sha256=${await hmacHex("a-plain-secret-of-some-length", body)}`);
 });
