@@ -9,6 +9,7 @@
  *   latency    event committed -> receiver, p50/p95/p99 at 50/s and 200/s offered
  *   growth     delivery throughput with 10^4 and 10^6 rows already in deliveries; claim query plan
  *   memory     peak RSS idle, and with 10^4 deliveries queued against a slow receiver
+ *   events     commit -> SSE frame with 1,000 streams, their RSS; inbox creations/s keeping every event vs before
  *   smtp       durable SMTP ingestion vs MailDev, both loaded by postfix's smtp-source (new and kept connections)
  *   wait       SMTP 250 -> a waiting GET .../messages/wait answers (p50/p95); 1,000 waiters: RSS, connections, wake-up
  */
@@ -21,6 +22,7 @@ import { commitInboxEvents } from "../_helpers/events.ts";
 import { notifyQueued } from "../../src/deliveries/repo.ts";
 import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
 import { waitScenario } from "./wait_bench.ts";
+import { BEFORE, storeCostScenario, streamScenario } from "./events_bench.ts";
 import { smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -369,6 +371,23 @@ try {
     } finally {
       await maildev.stop();
     }
+  }
+
+  if (want("events")) {
+    console.log("events: commit -> SSE frame with 1,000 open streams; inbox creations/s keeping every event vs before");
+    const st = await streamScenario(service);
+    row("events", "commit -> frame on each of 1,000 streams, p50 ms", st.p50, "", "<= 10");
+    row("events", "commit -> frame on each of 1,000 streams, p95 ms", st.p95, "", "<= 20");
+    row("events", "RSS added by 1,000 streams, MiB", st.rssAddedMiB, "", "<= 100");
+    const cost = await storeCostScenario();
+    row(
+      "events",
+      `inbox creations/s, every event kept vs before (${BEFORE})`,
+      Math.max(...cost.after),
+      Math.max(...cost.before),
+      ">= 0.90",
+    );
+    results.events = { streams: st, storeCost: cost };
   }
 
   if (want("memory")) {

@@ -1,0 +1,169 @@
+/**
+ * The `events` scenario of `deno task bench`: the event stream with 1,000
+ * streams open (event committed -> SSE frame, p50/p95 over every stream; the
+ * RSS the streams add), and what keeping every event costs: inbox creations
+ * per second on this code and on the commit before every event was kept
+ * (`BEFORE`, unpacked with `git archive` into tests/bench/.cache), side by
+ * side in one run, alternately, on one database server.
+ */
+import { apiAt, newOperatorAccount } from "../_helpers/app.ts";
+import { createTestDb } from "../_helpers/db.ts";
+import { freePort } from "../_helpers/ports.ts";
+import { serviceEnv, type ServiceProcess } from "../_helpers/process.ts";
+import { sleep, waitUntil } from "../_helpers/wait.ts";
+
+/** The last commit that stored only the events some webhook subscribed to. */
+export const BEFORE = "867e9ff";
+
+const ROOT = new URL("../../", import.meta.url);
+const CACHE = new URL("./.cache/", import.meta.url);
+
+function rssKb(pid: number): number {
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`))?.[1]);
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Event committed -> frame on each of `streams` open streams, over `rounds` events; and the RSS they add. */
+export async function streamScenario(service: ServiceProcess, streams = 1_000, rounds = 50) {
+  const api = apiAt(service.url);
+  const user = await newOperatorAccount(api, "business");
+  const rssBefore = rssKb(service.pid);
+  const arrivals: number[][] = Array.from({ length: rounds }, () => []);
+  const controllers: AbortController[] = [];
+  const readers: Promise<void>[] = [];
+  for (let i = 0; i < streams; i++) {
+    const controller = new AbortController();
+    controllers.push(controller);
+    const res = await fetch(`${service.url}/api/events/stream`, {
+      headers: { cookie: user.cookie },
+      signal: controller.signal,
+    });
+    readers.push((async () => {
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let round = 0;
+      try {
+        while (true) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          const frames = value.split("\n\n").filter((f) => f.includes("event: inbox.created")).length;
+          for (let k = 0; k < frames && round < rounds; k++) arrivals[round++]!.push(performance.now());
+        }
+      } catch {
+        // Closed at the end.
+      }
+    })());
+  }
+  const gauge = async () =>
+    Number(
+      (await (await fetch(`${service.url}/metrics`)).text()).split("\n").find((l) => l.startsWith("event_streams "))
+        ?.split(" ")[1],
+    );
+  await waitUntil(async () => await gauge() >= streams, 30_000, () => "streams did not all open");
+  await sleep(500);
+  const rssStreams = rssKb(service.pid);
+  const delays: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const res = await api.request("/api/inboxes", { method: "POST", json: {}, cookie: user.cookie });
+    const committed = performance.now(); // the response comes after the commit
+    await res.body?.cancel();
+    await waitUntil(() => arrivals[r]!.length >= streams, 10_000, () => `round ${r}: ${arrivals[r]!.length} frames`);
+    for (const at of arrivals[r]!) delays.push(at - committed);
+  }
+  for (const c of controllers) c.abort();
+  await Promise.all(readers);
+  delays.sort((a, b) => a - b);
+  const r1 = (x: number) => Math.round(x * 10) / 10;
+  return {
+    streams,
+    frames: delays.length,
+    p50: r1(percentile(delays, 50)),
+    p95: r1(percentile(delays, 95)),
+    rssAddedMiB: Math.round((rssStreams - rssBefore) / 1024),
+  };
+}
+
+/** Starts the service of the tree at `root` on its own schema; resolves when it answers. */
+async function startTree(root: URL, env: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = freePort();
+  const child = new Deno.Command("deno", {
+    args: ["run", "-A", "src/main.ts"],
+    cwd: root,
+    env: { ...env, PORT: String(port), HOST: "127.0.0.1", SMTP_PORT: String(freePort()), LOG_LEVEL: "error" },
+    stdout: "null",
+    stderr: "inherit",
+  }).spawn();
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntil(
+    async () => {
+      try {
+        const res = await fetch(`${url}/healthz`);
+        await res.body?.cancel();
+        return res.ok;
+      } catch {
+        return false;
+      }
+    },
+    120_000,
+    () => `${root.pathname} did not start`,
+  );
+  return {
+    url,
+    stop: async () => {
+      child.kill("SIGKILL");
+      await child.status;
+    },
+  };
+}
+
+/** Inbox creations per second for `seconds`, `clients` at once, on the service at `url` (a fresh account). */
+async function creationRate(url: string, seconds: number, clients = 16): Promise<number> {
+  const api = apiAt(url);
+  const user = await newOperatorAccount(api, "business");
+  const deadline = performance.now() + seconds * 1000;
+  let created = 0;
+  await Promise.all(Array.from({ length: clients }, async () => {
+    while (performance.now() < deadline) {
+      const res = await api.request("/api/inboxes", { method: "POST", json: { ttlSeconds: 60 }, cookie: user.cookie });
+      if (res.status === 201) created++;
+      await res.body?.cancel();
+    }
+  }));
+  return Math.round(created / seconds);
+}
+
+/** Inbox creations/s with every event kept (this code) and before (`BEFORE`), alternately, twice each. */
+export async function storeCostScenario() {
+  const before = new URL(`before-${BEFORE}/`, CACHE);
+  if (!await Deno.stat(new URL("src/main.ts", before)).then(() => true, () => false)) {
+    await Deno.mkdir(before, { recursive: true });
+    const archive = new Deno.Command("git", { args: ["archive", BEFORE], cwd: ROOT, stdout: "piped" }).spawn();
+    const untar = new Deno.Command("tar", { args: ["-x", "-C", before.pathname], stdin: "piped" }).spawn();
+    await archive.stdout.pipeTo(untar.stdin);
+    if (!(await archive.status).success || !(await untar.status).success) {
+      throw new Error(`git archive ${BEFORE} failed`);
+    }
+    await new Deno.Command("deno", { args: ["install"], cwd: before, stdout: "null", stderr: "null" }).output();
+  }
+  // A schema each: the two trees have different migrations.
+  const dbs = [await createTestDb(), await createTestDb()] as const;
+  const limits = { INBOXES_PER_ACCOUNT: "business=1000000" };
+  const now = await startTree(ROOT, serviceEnv(dbs[0], limits));
+  const old = await startTree(before, serviceEnv(dbs[1], limits));
+  try {
+    await creationRate(now.url, 2); // warm-up
+    await creationRate(old.url, 2);
+    const after: number[] = [], previous: number[] = [];
+    for (let round = 0; round < 2; round++) {
+      after.push(await creationRate(now.url, 5));
+      previous.push(await creationRate(old.url, 5));
+    }
+    return { after, before: previous, ratio: Math.max(...after) / Math.max(...previous) };
+  } finally {
+    await now.stop();
+    await old.stop();
+    for (const db of dbs) await db.close();
+  }
+}
