@@ -22,7 +22,9 @@ const GROUPS: Record<string, string[]> = {
   "API keys": ["Create an API key", "List API keys", "Revoke an API key"],
   Webhooks: ["List webhooks", "Create a webhook", "Update a webhook", "Send a test event"],
   Deliveries: ["List deliveries", "Redeliver an event"],
-  Inboxes: ["Create an inbox", "List messages", "Get a message"],
+  Inboxes: ["Create an inbox", "List inboxes", "Delete an inbox"],
+  Messages: ["Wait for a message", "List messages", "Get a message", "Get the raw message", "Download an attachment"],
+  Events: ["List events", "Stream events"],
   Admin: ["Create an account (admin)"],
   Service: ["Liveness probe", "Readiness probe"],
 };
