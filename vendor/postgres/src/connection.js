@@ -173,11 +173,13 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
         : (query = q, query.active = true)
 
       build(q)
+      // Inbox Service patch: reserve the connection for sql.begin() whenever its BEGIN was
+      // written, before the pipeline-capacity terms can short-circuit the hook away (see PATCHED.md).
       return write(toBuffer(q))
+        && (!q.options.onexecute || q.options.onexecute(connection))
         && !q.describeFirst
         && !q.cursorFn
         && sent.length < max_pipeline
-        && (!q.options.onexecute || q.options.onexecute(connection))
     } catch (error) {
       sent.length === 0 && write(Sync)
       errored(error)
