@@ -6,6 +6,7 @@
 import type { components } from "../../generated/api.d.ts";
 import { z } from "@hono/zod-openapi";
 import { EVENT_TYPES, type EventType, EventTypeSchema } from "../webhooks/schemas.ts";
+import { PageQuerySchema } from "../http/schemas.ts";
 
 type Schemas = components["schemas"];
 
@@ -63,7 +64,7 @@ const typesParam = z.string().max(200).optional().transform((v, ctx) => {
 export const EventListQuerySchema = z.object({
   after: z.string().min(1).optional(),
   types: typesParam,
-  limit: z.coerce.number().int().min(1).max(100).optional(),
+  limit: PageQuerySchema.shape.limit,
 });
 
 export const EventStreamQuerySchema = z.object({

@@ -7,6 +7,7 @@
  */
 import type { Sql } from "../db/client.ts";
 import { ApiError } from "../errors.ts";
+import { DEFAULT_PAGE_SIZE } from "../shared/cursor.ts";
 import * as repo from "./repo.ts";
 import type { EventStreams } from "./streams.ts";
 
@@ -16,7 +17,6 @@ export interface EventDeps {
   streams: EventStreams;
 }
 
-const DEFAULT_PAGE_SIZE = 20;
 /** Events read per query while a stream catches up. */
 const STREAM_BATCH = 500;
 

@@ -1,6 +1,6 @@
 /** Zod schemas of messages, named as in `openapi.yaml`, and their stored and API forms. */
 import { z } from "@hono/zod-openapi";
-import { PathIdSchema } from "../http/schemas.ts";
+import { PageQuerySchema, PathIdSchema } from "../http/schemas.ts";
 
 const summaryFields = {
   id: z.string(),
@@ -60,11 +60,7 @@ const filterFields = {
   since: z.iso.datetime({ offset: true }).optional(),
 };
 
-export const MessageListQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(100).optional(),
-  cursor: z.string().optional(),
-  ...filterFields,
-});
+export const MessageListQuerySchema = PageQuerySchema.extend(filterFields);
 
 /** Longest hold of one wait: under the 60 s idle timeout of most proxies and load balancers. */
 export const MAX_WAIT_MS = 55_000;

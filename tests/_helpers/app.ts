@@ -40,6 +40,12 @@ export interface TestApp extends Api {
   close(): Promise<void>;
 }
 
+/** The value of a gauge or counter without labels on the service's /metrics (NaN when it is not there). */
+export async function metricValue(baseUrl: string, name: string): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  return Number(text.split("\n").find((l) => l.startsWith(`${name} `))?.split(" ")[1] ?? NaN);
+}
+
 /** The API at `baseUrl` (for instance a service process started by tests/_helpers/process.ts). */
 export function apiAt(baseUrl: string): Api {
   return {

@@ -6,7 +6,7 @@
  * (`BEFORE`, unpacked with `git archive` into tests/bench/.cache), side by
  * side in one run, alternately, on one database server.
  */
-import { apiAt, newOperatorAccount } from "../_helpers/app.ts";
+import { apiAt, metricValue, newOperatorAccount } from "../_helpers/app.ts";
 import { createTestDb } from "../_helpers/db.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { serviceEnv, type ServiceProcess } from "../_helpers/process.ts";
@@ -56,12 +56,11 @@ export async function streamScenario(service: ServiceProcess, streams = 1_000, r
       }
     })());
   }
-  const gauge = async () =>
-    Number(
-      (await (await fetch(`${service.url}/metrics`)).text()).split("\n").find((l) => l.startsWith("event_streams "))
-        ?.split(" ")[1],
-    );
-  await waitUntil(async () => await gauge() >= streams, 30_000, () => "streams did not all open");
+  await waitUntil(
+    async () => await metricValue(service.url, "event_streams") >= streams,
+    30_000,
+    () => "streams did not all open",
+  );
   await sleep(500);
   const rssStreams = rssKb(service.pid);
   const delays: number[] = [];

@@ -4,7 +4,7 @@
  * message, and what 1,000 concurrent waiters cost the service (RSS, database
  * connections in use) and whether one message wakes them all.
  */
-import { apiAt, newOperatorAccount } from "../_helpers/app.ts";
+import { apiAt, metricValue, newOperatorAccount } from "../_helpers/app.ts";
 import type { TestDb } from "../_helpers/db.ts";
 import type { ServiceProcess } from "../_helpers/process.ts";
 import { sleep, waitUntil } from "../_helpers/wait.ts";
@@ -29,11 +29,6 @@ function rssKb(pid: number): number {
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-async function gauge(url: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  return Number(text.split("\n").find((l) => l.startsWith("inbox_message_waiters "))?.split(" ")[1] ?? NaN);
 }
 
 /** Sends one message over an open conversation; resolves when the server said 250 to it. */
@@ -100,7 +95,11 @@ export async function waitScenario(
       await res.body?.cancel();
       return res.status;
     }));
-  await waitUntil(async () => await gauge(service.url) >= waiters, 30_000, () => "the waiters did not all start");
+  await waitUntil(
+    async () => await metricValue(service.url, "inbox_message_waiters") >= waiters,
+    30_000,
+    () => "the waiters did not all start",
+  );
   await sleep(500);
   const rssWaitingKb = rssKb(service.pid);
   // Connections of the service's pool that are in use (not idle) while 1,000 requests wait.

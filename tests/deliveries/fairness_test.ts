@@ -47,10 +47,8 @@ for (const inboxes of [8, 80]) {
       console.log(`tenant B's delivery with ${queued} of A's queued: ${inTime ? `${delayMs} ms` : "not within 5 s"}`);
       assert.ok(inTime, `B's delivery waited behind A's hanging receivers (${delayMs} ms)`);
       assert.equal(hanging.requests.length, expectedInFlight, "A never held more than its share");
-      const flying = await f.db.sql<{ n: number }[]>`
-        SELECT count(*)::int AS n FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-        WHERE d.status = 'in_flight' AND w.account_id = ${f.user.id}`;
-      assert.ok(flying[0]!.n <= 32, `A has ${flying[0]!.n} in flight, over its cap of 32`);
+      const flying = await heldBy(f, f.user.id);
+      assert.ok(flying <= 32, `A has ${flying} in flight, over its cap of 32`);
     } finally {
       await hanging.close();
       await f.close();

@@ -7,7 +7,7 @@
  * stream on one instance sees what another committed.
  */
 import assert from "node:assert/strict";
-import { newUser, type User } from "../_helpers/app.ts";
+import { metricValue, newUser, type User } from "../_helpers/app.ts";
 import { body, expectError } from "../_helpers/expect.ts";
 import { startHarness } from "../_helpers/harness.ts";
 import { openSse } from "../_helpers/sse.ts";
@@ -128,10 +128,7 @@ Deno.test("a stream sends a keep-alive comment when nothing happens, and starts 
     await stream.waitForFrames(1);
     stream.close();
     await waitUntil(
-      async () => {
-        const text = await (await app.request("/metrics")).text();
-        return /^event_streams 0$/m.test(text);
-      },
+      async () => await metricValue(app.baseUrl, "event_streams") === 0,
       5_000,
       () => "the closed stream was not released",
     );
@@ -145,7 +142,7 @@ Deno.test("a stream on one instance sees the events committed on another (NOTIFY
     const user = await newUser(h.app, "free");
     const stream = await streamOf(other, user);
     await waitUntil(
-      async () => /^event_streams 1$/m.test(await (await other.request("/metrics")).text()),
+      async () => await metricValue(other.baseUrl, "event_streams") === 1,
       5_000,
       () => "not streaming",
     );

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { Webhook } from "standardwebhooks";
 import { parseWebhookEvent, verifyWebhookSignature } from "../../src/client/mod.ts";
-import { newApiKey, newUser } from "../_helpers/app.ts";
+import { metricValue, newApiKey, newUser } from "../_helpers/app.ts";
 import { withService } from "../_helpers/harness.ts";
 import { waitUntil } from "../_helpers/wait.ts";
 
@@ -88,10 +88,7 @@ Deno.test("listen forwards every event signed with the secret it printed, loses 
       await waitUntil(() => lines.some((l) => l.includes("signing secret is whsec_")), 30_000, () => lines.join("\n"));
       const secret = /(whsec_\S+)/.exec(lines.find((l) => l.includes("signing secret"))!)![1]!;
       await waitUntil(
-        async () => {
-          const text = await (await app.request("/metrics")).text();
-          return /^event_streams 1$/m.test(text);
-        },
+        async () => await metricValue(app.baseUrl, "event_streams") === 1,
         10_000,
         () => "listen is not streaming",
       );

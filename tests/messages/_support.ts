@@ -1,7 +1,7 @@
 /** Shared set-up of the message tests: real mail over SMTP into the harness, and the wait over real HTTP. */
 import { Buffer } from "node:buffer";
 import nodemailer from "nodemailer";
-import type { Api, User } from "../_helpers/app.ts";
+import { type Api, metricValue, type User } from "../_helpers/app.ts";
 
 /** A message as a test sends it (nodemailer builds the MIME). */
 export interface TestMail {
@@ -54,8 +54,6 @@ export function waitRequest(
 }
 
 /** The value of the `inbox_message_waiters` gauge on the app's /metrics. */
-export async function waitersGauge(app: Api): Promise<number> {
-  const text = await (await app.request("/metrics")).text();
-  const line = text.split("\n").find((l) => l.startsWith("inbox_message_waiters "));
-  return Number(line?.split(" ")[1] ?? NaN);
+export function waitersGauge(app: Api): Promise<number> {
+  return metricValue(app.baseUrl, "inbox_message_waiters");
 }
