@@ -75,24 +75,12 @@ export async function deleteLiveInbox(db: Db, accountId: string, id: string, now
   return rows.length > 0;
 }
 
-/** The live inbox of an address (lowercase), for the RCPT check. */
-export async function findLiveInboxByAddress(db: Db, address: string, now: Date): Promise<InboxRow | undefined> {
-  const rows = await db<InboxRow[]>`
-    SELECT ${db.unsafe(INBOX_COLUMNS)} FROM inboxes WHERE address = ${address} AND expires_at > ${now}`;
-  return rows[0];
-}
-
-/** The live inbox of an address, locked against deletion until the transaction ends. */
-export async function lockLiveInboxByAddress(tx: Tx, address: string, now: Date): Promise<InboxRow | undefined> {
-  // KEY SHARE is what the message's foreign key needs anyway; taking it first
-  // means a concurrent DELETE waits for the message instead of failing it.
-  // Messages for one inbox are still stored side by side (KEY SHARE does not
-  // conflict with itself); only their order is settled one at a time, at the
-  // end (messages/repo.ts `settleOrder`).
-  const rows = await tx<InboxRow[]>`
-    SELECT ${tx.unsafe(INBOX_COLUMNS)} FROM inboxes WHERE address = ${address} AND expires_at > ${now}
-    FOR KEY SHARE`;
-  return rows[0];
+/** Which of these addresses (lowercase) are those of live inboxes. */
+export async function liveAddresses(db: Db, addresses: string[], now: Date): Promise<string[]> {
+  // inboxes_address_key: one index probe per address.
+  const rows = await db<{ address: string }[]>`
+    SELECT address FROM inboxes WHERE address = ANY(${addresses}::text[]) AND expires_at > ${now}`;
+  return rows.map((r) => r.address);
 }
 
 /** Up to `limit` expired inboxes, locked for this transaction; rows another sweeper holds are skipped. */

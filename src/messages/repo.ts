@@ -9,59 +9,95 @@ import type { AttachmentMeta, Link, MessageFilters, MessageRow, MessageSummaryRo
 
 const SUMMARY_COLUMNS = "id, inbox_id, from_address, to_address, subject, size, received_at";
 
+/** A received message as it is stored for the live inbox of one address. */
+export interface NewMessage {
+  id: string;
+  /** The recipient (lowercase); the copy is stored only if it is the address of a live inbox. */
+  address: string;
+  from: string;
+  subject: string;
+  text: string | null;
+  html: string | null;
+  headers: Record<string, string>;
+  attachments: AttachmentMeta[];
+  codes: string[];
+  links: Link[];
+  size: number;
+  raw: Uint8Array;
+}
+
+/** An inbox that got messages of a batch. */
+export interface ReceivingInbox {
+  id: string;
+  accountId: string;
+  address: string;
+}
+
 /**
- * Stores a received message with its raw bytes and attachment contents, gives
- * it its place in the inbox's order, and queues the NOTIFY that wakes the
- * inbox's waiters on every instance: one statement, the last of the receiving
- * transaction before its commit.
+ * Stores a batch of received messages, each for the live inbox of its
+ * address, with their raw bytes and attachment contents, and queues the
+ * NOTIFY that wakes each inbox's waiters on every instance: one statement, so
+ * that the inboxes are locked for one round trip and the commit only.
+ * Returns the inboxes that got messages; a copy whose address is no live
+ * inbox (expired or deleted since the RCPT check) is not stored.
  *
- * The order: the inbox row is locked (NO KEY UPDATE, which the other
- * receivers' KEY SHARE does not block) and the message takes the next `seq`.
- * A second message for the same inbox waits at this lock until the first
+ * The order: the inboxes are locked first (NO KEY UPDATE, in id order, so
+ * that two batches sharing inboxes cannot deadlock; a DELETE waits for the
+ * commit), and the rows take their `seq` (the column's default) in the order
+ * given. A second batch for the same inbox waits at that lock until the first
  * commits, so seq follows commit order and a follower's `after` cursor never
- * skips a message committed later with a smaller seq. Only this statement and
- * the commit run one at a time per inbox, not the whole ingestion.
+ * skips a message committed later with a smaller seq.
  */
-export async function storeMessage(
+export async function storeMessages(
   tx: Tx,
-  m: {
-    id: string;
-    inboxId: string;
-    from: string;
-    to: string;
-    subject: string;
-    text: string | null;
-    html: string | null;
-    headers: Record<string, string>;
-    attachments: AttachmentMeta[];
-    codes: string[];
-    links: Link[];
-    size: number;
-    raw: Uint8Array;
-    receivedAt: Date;
-  },
-  contents: { id: string; content: Uint8Array }[],
+  messages: NewMessage[],
+  contents: { id: string; messageId: string; content: Uint8Array }[],
+  receivedAt: Date,
   channel: string,
-): Promise<void> {
-  // The attachments' foreign key is checked at the end of the statement, when the message row is there.
-  // Their contents travel as base64 text: the driver sends no bytea arrays.
-  await tx`
-    WITH locked AS (SELECT id FROM inboxes WHERE id = ${m.inboxId} FOR NO KEY UPDATE),
-    message AS (
+): Promise<ReceivingInbox[]> {
+  const addresses = [...new Set(messages.map((m) => m.address))];
+  const json = (f: (m: NewMessage) => unknown) => messages.map((m) => JSON.stringify(f(m)));
+  // Columns as arrays, one element per copy. Byte strings travel as base64 text: the driver sends no bytea arrays.
+  return await tx<ReceivingInbox[]>`
+    WITH locked AS (
+      SELECT id, account_id, address FROM inboxes
+      WHERE address = ANY(${addresses}::text[]) AND expires_at > ${receivedAt}
+      ORDER BY id
+      FOR NO KEY UPDATE
+    ), message AS (
       INSERT INTO messages (id, inbox_id, from_address, to_address, subject, text_body, html_body, headers,
-        attachments, codes, links, size, raw, received_at, seq)
-      SELECT ${m.id}, ${m.inboxId}, ${m.from}, ${m.to}, ${m.subject}, ${m.text}, ${m.html},
-        ${tx.json(m.headers)}, ${tx.json(m.attachments)}, ${tx.json(m.codes)}, ${tx.json(m.links)}, ${m.size},
-        ${m.raw}, ${m.receivedAt}, nextval(pg_get_serial_sequence('messages', 'seq'))
-      FROM locked
+        attachments, codes, links, size, raw, received_at)
+      SELECT m.id, l.id, m.from_address, l.address, m.subject, m.text_body, m.html_body, m.headers::jsonb,
+        m.attachments::jsonb, m.codes::jsonb, m.links::jsonb, m.size, decode(m.raw, 'base64'), ${receivedAt}
+      FROM unnest(
+        ${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.address)}::text[],
+        ${messages.map((m) => m.from)}::text[], ${messages.map((m) => m.subject)}::text[],
+        ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.html)}::text[],
+        ${json((m) => m.headers)}::text[], ${json((m) => m.attachments)}::text[],
+        ${json((m) => m.codes)}::text[], ${json((m) => m.links)}::text[],
+        ${messages.map((m) => m.size)}::integer[], ${messages.map((m) => m.raw.toBase64())}::text[]
+      ) WITH ORDINALITY
+        AS m(id, address, from_address, subject, text_body, html_body, headers, attachments, codes, links, size,
+          raw, ord)
+      JOIN locked l ON l.address = m.address
+      ORDER BY m.ord
       RETURNING id
-    ), attachment AS (
-      INSERT INTO attachments (id, message_id, content)
-      SELECT a.id, message.id, decode(a.content, 'base64')
-      FROM message, unnest(${contents.map((c) => c.id)}::text[], ${contents.map((c) => c.content.toBase64())}::text[])
-        AS a(id, content)
     )
-    SELECT pg_notify(${channel}, ${m.inboxId}) FROM message`;
+    ${
+    contents.length > 0
+      ? tx`, attachment AS (
+      INSERT INTO attachments (id, message_id, content)
+      SELECT a.id, a.message_id, decode(a.content, 'base64')
+      FROM unnest(
+        ${contents.map((c) => c.id)}::text[], ${contents.map((c) => c.messageId)}::text[],
+        ${contents.map((c) => c.content.toBase64())}::text[]
+      ) AS a(id, message_id, content)
+      WHERE a.message_id IN (SELECT id FROM message)
+    )`
+      : tx``
+  }
+    -- Every locked inbox gets a message: its address is one of the batch's.
+    SELECT id, account_id, address, pg_notify(${channel}, id) FROM locked`;
 }
 
 /** The filters as SQL conditions (case-insensitive substrings, `since` inclusive). */

@@ -6,14 +6,14 @@
  *
  * Connections are capped in total (`SMTP_MAX_CONNECTIONS`, smtp-server's
  * `maxClients`) and per client address (`SMTP_MAX_CONNECTIONS_PER_ADDRESS`,
- * counted here in onConnect/onClose): one more is answered 421 and closed.
+ * checked here in onConnect): one more is answered 421 and closed.
  */
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import type { AddressInfo } from "node:net";
 import { getLogger } from "@logtape/logtape";
 import type { Config } from "../config.ts";
 import type { InboxDeps } from "../inboxes/service.ts";
-import { acceptsMail, prepareMessage, receiveMessage } from "../messages/receive.ts";
+import { createReceiver, prepareMessage, type Receiver } from "../messages/receive.ts";
 import "./greeting_delay.ts";
 import { parseMessage } from "./parse.ts";
 
@@ -76,59 +76,40 @@ async function readMessage(stream: SMTPServerDataStream, maxBytes: number): Prom
 }
 
 /** Stores a message for every accepted recipient; false when none of them still exists. */
-async function ingest(deps: SmtpDeps, raw: Uint8Array, session: SMTPServerSession): Promise<boolean> {
+async function ingest(receiver: Receiver, raw: Uint8Array, session: SMTPServerSession): Promise<boolean> {
   const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
   const message = prepareMessage(await parseMessage(raw, envelopeFrom));
-  const recipients = new Set(session.envelope.rcptTo.map((r) => r.address.toLowerCase()));
-  let stored = 0;
-  // One transaction per recipient: each inbox's message and event commit together.
-  for (const address of recipients) {
-    if (await receiveMessage(deps, address, message)) stored++;
-  }
+  const addresses = session.envelope.rcptTo.map((r) => r.address);
+  // All recipients in one transaction, shared with whatever else arrived meanwhile (group commit).
+  const stored = await receiver.receive({ addresses, message });
   log.debug("Stored a message of {size} bytes for {stored} of {recipients} recipients", {
     size: message.raw.byteLength,
-    stored,
-    recipients: recipients.size,
+    stored: stored.length,
+    recipients: addresses.length,
   });
-  return stored > 0;
+  return stored.length > 0;
 }
 
 /**
- * Open connections per client address. A connection counts from its onConnect
- * (after smtp-server's early-talker pause) until its socket closes; one that
- * closes before onConnect, or is refused there, never counted.
+ * Open connections from a client address, counted in smtp-server's own set of
+ * open connections, the one `maxClients` counts: a connection leaves it when
+ * it starts closing (after QUIT or a 421), not when the client gets round to
+ * closing its side, so a sender that opens a new connection per message is
+ * never refused for connections it has already finished with. At most
+ * `SMTP_MAX_CONNECTIONS` entries are scanned, once per new connection.
  */
-class AddressCounter {
-  readonly #open = new Map<string, number>();
-  /** The address each counted connection (by session id) was counted under. */
-  readonly #counted = new Map<string, string>();
-
-  constructor(readonly max: number) {}
-
-  /** Counts the connection and returns true, or returns false when its address is at the maximum. */
-  admit(sessionId: string, address: string): boolean {
-    const open = this.#open.get(address) ?? 0;
-    if (open >= this.max) return false;
-    this.#open.set(address, open + 1);
-    this.#counted.set(sessionId, address);
-    return true;
-  }
-
-  /** Forgets a connection that closed (a no-op for one never counted). */
-  release(sessionId: string): void {
-    const address = this.#counted.get(sessionId);
-    if (address === undefined) return;
-    this.#counted.delete(sessionId);
-    const open = (this.#open.get(address) ?? 1) - 1;
-    if (open > 0) this.#open.set(address, open);
-    else this.#open.delete(address);
-  }
+function openFrom(server: SMTPServer, address: string): number {
+  const connections = (server as unknown as { connections: Set<{ remoteAddress?: string }> }).connections;
+  let open = 0;
+  for (const c of connections) if (c.remoteAddress === address) open++;
+  return open;
 }
 
 /** Starts the SMTP listener on `config.host`:`config.smtpPort` (0 picks a free port). */
 export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
   const maxBytes = deps.config.smtpMaxBytes;
-  const perAddress = new AddressCounter(deps.config.smtpMaxConnectionsPerAddress);
+  const maxPerAddress = deps.config.smtpMaxConnectionsPerAddress;
+  const receiver = createReceiver(deps);
   const server = new SMTPServer({
     name: deps.config.mailDomain,
     banner: `${deps.config.serviceName} ready`,
@@ -148,15 +129,13 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
     ...{ greetingDelayMs: deps.config.smtpGreetingDelayMs },
     onConnect(session, callback) {
       const address = session.remoteAddress;
-      if (perAddress.admit(session.id, address)) return callback();
-      log.info("Refused an SMTP connection from {address}: {max} already open", { address, max: perAddress.max });
+      // This connection is in the set already.
+      if (openFrom(server, address) <= maxPerAddress) return callback();
+      log.info("Refused an SMTP connection from {address}: {max} already open", { address, max: maxPerAddress });
       callback(smtpError(421, "Too many connections from your address, try again later"));
     },
-    onClose(session) {
-      perAddress.release(session.id);
-    },
     onRcptTo(address, _session, callback) {
-      acceptsMail(deps, address.address).then(
+      receiver.accepts(address.address).then(
         (ok) => callback(ok ? null : noSuchMailbox()),
         (err) => {
           log.error("RCPT check failed: {error}", { error: String(err) });
@@ -170,7 +149,7 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
         if (!raw) {
           return callback(smtpError(552, `Message exceeds the maximum size of ${maxBytes} bytes`));
         }
-        callback(await ingest(deps, raw, session) ? null : noSuchMailbox());
+        callback(await ingest(receiver, raw, session) ? null : noSuchMailbox());
       }).catch((err) => {
         log.error("Storing a message failed: {error}", { error: err instanceof Error ? err.stack : String(err) });
         callback(localError());

@@ -167,3 +167,23 @@ Deno.test("the connection over SMTP_MAX_CONNECTIONS (any addresses) gets 421 and
     }
   }, { env: { SMTP_MAX_CONNECTIONS: "4", SMTP_MAX_CONNECTIONS_PER_ADDRESS: "100" } });
 });
+
+Deno.test("a connection that has said QUIT no longer counts for its address, even while the client keeps its side open", async () => {
+  await withInboxes(async ({ smtp }) => {
+    const held = await Promise.all(Array.from({ length: 2 }, () => connect(smtp.port, "127.0.0.1")));
+    try {
+      for (const c of held) assert.match(c.first, /^220 /);
+      // A sender done with its message says QUIT, and closes its side only later (or never).
+      assert.match(await held[0]!.command("QUIT"), /^221 /);
+      assert.equal(held[0]!.isClosed(), false, "the client has not closed its side");
+      const next = await connect(smtp.port, "127.0.0.1");
+      held.push(next);
+      assert.match(next.first, /^220 /, "the finished connection does not hold a slot");
+      const over = await connect(smtp.port, "127.0.0.1");
+      assert.match(over.first, /^421 /, "the two live connections are the maximum");
+      await over.closed;
+    } finally {
+      await endAll(held);
+    }
+  }, { env: { SMTP_MAX_CONNECTIONS_PER_ADDRESS: "2", SMTP_MAX_CONNECTIONS: "50" } });
+});
