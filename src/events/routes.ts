@@ -6,7 +6,9 @@ import type { AppEnv } from "../http/env.ts";
 import { createRouter } from "../http/router.ts";
 import { API_SECURITY, errorResponses } from "../http/schemas.ts";
 import { EventListQuerySchema, EventListSchema, EventStreamHeadersSchema, EventStreamQuerySchema } from "./schemas.ts";
-import { cursorOf, type EventDeps, followEvents, listEvents, type StreamFrame } from "./service.ts";
+import { cursorOf, type EventDeps, followEvents, listEvents } from "./service.ts";
+import type { StoredEvent } from "./repo.ts";
+import { sseFrame } from "./sse_frame.ts";
 
 const listRoute = createRoute({
   method: "get",
@@ -64,7 +66,7 @@ export function eventRoutes(
       const gone = new AbortController();
       stream.onAbort(() => gone.abort());
       const out = {
-        write: (f: StreamFrame) => stream.writeSSE({ id: f.id, event: f.type, data: f.payload }),
+        write: (event: StoredEvent) => stream.write(sseFrame(event)).then(() => {}),
         ping: async () => {
           await stream.write(": keep-alive\n\n");
         },

@@ -80,13 +80,6 @@ function readShared(
   return entry.rows;
 }
 
-/** One frame of a stream. */
-export interface StreamFrame {
-  id: string;
-  type: string;
-  payload: string;
-}
-
 /**
  * Follows the account's log from `afterSeq` (the end of the log when
  * undefined: live only), calling `write` for each event in order and `ping`
@@ -97,7 +90,7 @@ export async function followEvents(
   deps: EventDeps,
   accountId: string,
   from: { afterSeq: string | undefined; types: string[] },
-  out: { write(frame: StreamFrame): Promise<void>; ping(): Promise<void> },
+  out: { write(event: repo.StoredEvent): Promise<void>; ping(): Promise<void> },
   keepAliveMs: number,
   signal: AbortSignal,
 ): Promise<void> {
@@ -109,7 +102,7 @@ export async function followEvents(
     try {
       const rows = await readShared(deps.sql, accountId, cursor, from.types, armedAt);
       for (const row of rows) {
-        await out.write({ id: row.id, type: row.type, payload: row.payload });
+        await out.write(row); // the row the streams woken with this one share
         cursor = row.seq;
       }
       if (rows.length === STREAM_BATCH) continue; // more to replay

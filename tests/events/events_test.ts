@@ -155,3 +155,20 @@ Deno.test("a stream on one instance sees the events committed on another (NOTIFY
     await h.close();
   }
 });
+
+Deno.test("twenty streams of one account, woken by the same commits, each get every frame whole and in order", async () => {
+  await withInboxes(async ({ app }) => {
+    const user = await newUser(app, "free");
+    const streams = await Promise.all(Array.from({ length: 20 }, () => streamOf(app, user)));
+    const created = [];
+    for (let i = 0; i < 5; i++) created.push(await createInbox(app, user));
+    for (const stream of streams) {
+      await stream.waitForFrames(5);
+      const frames = stream.frames();
+      assert.deepEqual(frames.map((f) => f.event), Array(5).fill("inbox.created"));
+      assert.deepEqual(frames.map((f) => (JSON.parse(f.data) as Envelope).data.inboxId), created.map((c) => c.id));
+      assert.deepEqual(frames.map((f) => f.id), frames.map((f) => (JSON.parse(f.data) as Envelope).id));
+      stream.close();
+    }
+  });
+});
