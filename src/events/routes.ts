@@ -1,14 +1,17 @@
 /** HTTP layer of the event log: a page of events, and the live stream (Server-Sent Events). Every plan. */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { streamSSE } from "hono/streaming";
+import { getLogger } from "@logtape/logtape";
 import type { Config } from "../config.ts";
 import type { AppEnv } from "../http/env.ts";
 import { createRouter } from "../http/router.ts";
+import { sseResponse } from "../http/sse_response.ts";
 import { API_SECURITY, errorResponses } from "../http/schemas.ts";
 import { EventListQuerySchema, EventListSchema, EventStreamHeadersSchema, EventStreamQuerySchema } from "./schemas.ts";
 import { cursorOf, type EventDeps, followEvents, listEvents } from "./service.ts";
 import type { StoredEvent } from "./repo.ts";
-import { sseFrame } from "./sse_frame.ts";
+import { SSE_KEEP_ALIVE, sseFrame } from "./sse_frame.ts";
+
+const log = getLogger(["inbox", "events"]);
 
 const listRoute = createRoute({
   method: "get",
@@ -60,19 +63,18 @@ export function eventRoutes(
       : query.after !== undefined
       ? await cursorOf(deps, accountId, query.after)
       : undefined;
-    return streamSSE(c, async (stream) => {
-      // The client going away cancels the body: that ends the stream (the request's own signal
-      // also fires once a response has started, in Deno's legacy mode).
-      const gone = new AbortController();
-      stream.onAbort(() => gone.abort());
-      const out = {
-        write: (event: StoredEvent) => stream.write(sseFrame(event)).then(() => {}),
-        ping: async () => {
-          await stream.write(": keep-alive\n\n");
-        },
+    const from = { afterSeq, types: query.types };
+    return sseResponse(async (out) => {
+      const frames = {
+        write: (event: StoredEvent) => out.write(sseFrame(event)),
+        ping: () => out.write(SSE_KEEP_ALIVE),
       };
-      const from = { afterSeq, types: query.types };
-      await followEvents(deps, accountId, from, out, deps.config.eventStreamKeepAliveMs, gone.signal);
-    });
+      try {
+        await followEvents(deps, accountId, from, frames, deps.config.eventStreamKeepAliveMs, out.signal);
+      } catch (err) {
+        // The stream ends; the client reconnects with Last-Event-ID and loses nothing.
+        log.warn("An event stream ended on an error: {error}", { error: String(err) });
+      }
+    }) as never;
   });
 }

@@ -8,6 +8,9 @@
 import type { StoredEvent } from "./repo.ts";
 
 const encoder = new TextEncoder();
+
+/** The comment a stream sends after a silence, so that proxies keep it open. */
+export const SSE_KEEP_ALIVE = encoder.encode(": keep-alive\n\n");
 const encoded = new WeakMap<StoredEvent, Uint8Array>();
 
 /** The frame's bytes; the same array for every caller with the same row. */
