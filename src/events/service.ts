@@ -9,6 +9,7 @@ import type { Sql } from "../db/client.ts";
 import { ApiError } from "../errors.ts";
 import { DEFAULT_PAGE_SIZE } from "../shared/cursor.ts";
 import * as repo from "./repo.ts";
+import { nextStamp } from "../notifications/waiters.ts";
 import type { EventStreams } from "./streams.ts";
 
 /** What the event rules need. */
@@ -51,30 +52,25 @@ export async function listEvents(
  * commit stand at the same place in the log, and share one query instead of
  * sending one each (1,000 streams, 1,000 queries through a pool of 10, put
  * the last frame 80 ms after the commit). A stream joins only a read that
- * started after it armed its waiter: an older read may have missed an event
- * whose wake-up this stream was not armed for yet.
+ * started after the latest wake-up of its account at the time it armed its
+ * waiter (`ArmedWait.lastWake`): such a read sees every event notified
+ * before, and any later one wakes the stream again.
  */
 const reading = new WeakMap<Sql, Map<string, { started: number; rows: Promise<repo.StoredEvent[]> }>>();
-let clock = 0;
-
-/** A point in the order of arming and reading (see `reading`). */
-function now(): number {
-  return ++clock;
-}
 
 function readShared(
   sql: Sql,
   accountId: string,
   cursor: string,
   types: string[],
-  armedAt: number,
+  lastWake: number,
 ): Promise<repo.StoredEvent[]> {
   let pool = reading.get(sql);
   if (!pool) reading.set(sql, pool = new Map());
   const key = `${accountId} ${cursor} ${types.join(",")}`;
   const shared = pool.get(key);
-  if (shared && shared.started > armedAt) return shared.rows;
-  const entry = { started: now(), rows: repo.listEvents(sql, accountId, cursor, types, STREAM_BATCH) };
+  if (shared && shared.started > lastWake) return shared.rows;
+  const entry = { started: nextStamp(), rows: repo.listEvents(sql, accountId, cursor, types, STREAM_BATCH) };
   pool.set(key, entry);
   entry.rows.finally(() => pool.get(key) === entry && pool.delete(key)).catch(() => {});
   return entry.rows;
@@ -98,9 +94,8 @@ export async function followEvents(
   while (!signal.aborted) {
     // Armed before the read: events committed between the read and the wait still wake it.
     const armed = deps.streams.arm(accountId);
-    const armedAt = now();
     try {
-      const rows = await readShared(deps.sql, accountId, cursor, from.types, armedAt);
+      const rows = await readShared(deps.sql, accountId, cursor, from.types, armed.lastWake);
       for (const row of rows) {
         await out.write(row); // the row the streams woken with this one share
         cursor = row.seq;
