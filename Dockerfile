@@ -1,8 +1,10 @@
 # Inbox Service: HTTP API on 8000, SMTP on 2525.
 #   docker build -t inbox-service .
-#   docker run -p 8000:8000 -p 2525:2525 -e ENCRYPTION_KEY="$(openssl rand -base64 32)" inbox-service
+#   docker run -p 8000:8000 -p 2525:2525 -v inbox-data:/data inbox-service
 # Without DATABASE_URL it runs on the embedded PGlite database in /data (a
-# volume, one instance only); compose.yaml runs it on PostgreSQL.
+# volume, one instance only), with its encryption key generated once into
+# /data/encryption.key; an ENCRYPTION_KEY of your own must be the same on
+# every run. compose.yaml runs it on PostgreSQL.
 
 # The Deno release the project is developed and tested with (README).
 FROM denoland/deno:2.9.6

@@ -48,6 +48,6 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   app.route("/", adminRoutes(services));
 
   app.notFound(notFound);
-  app.onError(handleError);
+  app.onError((err, c) => handleError(err, c, services.databaseOutage));
   return app;
 }

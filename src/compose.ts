@@ -29,6 +29,7 @@ import { createEventStreams, type EventStreams } from "./events/streams.ts";
 import { sweepExpiredSessions } from "./auth/session_sweep.ts";
 import { sweepOldHits } from "./rate_limit/hit_sweep.ts";
 import { sweepOldLockouts } from "./rate_limit/lockout_sweep.ts";
+import { createDatabaseOutage, databaseAnswers, type DatabaseOutage } from "./db/outage.ts";
 
 /** Every service of one instance. */
 export interface Services {
@@ -38,6 +39,8 @@ export interface Services {
   /** Event streams, woken through the hub. */
   streams: EventStreams;
   sql: Sql;
+  /** Requests that find the database unreachable answer 503; logged once per outage. */
+  databaseOutage: DatabaseOutage;
   clock: Clock;
   metrics: Metrics;
   /** Encrypts webhook secrets at rest. */
@@ -112,6 +115,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
   const waiters = createMessageWaiters({ hub, registry: metrics.registry });
   const streams = createEventStreams({ hub, registry: metrics.registry });
   const authCache = new AuthCache();
+  const databaseOutage = createDatabaseOutage({ probe: () => databaseAnswers(sql) });
   hub.subscribe(AUTH_CHANNEL, {
     onNotify: (keyId) => authCache.invalidateKey(keyId),
     // Revocations sent while the connection was down are lost: forget every key.
@@ -122,6 +126,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
     waiters,
     streams,
     sql,
+    databaseOutage,
     clock,
     metrics,
     secretBox,
@@ -152,6 +157,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
       streams.close();
     },
     async stop() {
+      databaseOutage.stop();
       await deliveries.stop();
       await hub.stop();
     },

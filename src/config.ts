@@ -65,6 +65,20 @@ function perPlan<P extends string>(plans: readonly P[], defaults: Record<P, numb
 /** A positive whole number of at most `max`. */
 const count = (max: number) => z.coerce.number().int().min(1).max(max);
 
+/**
+ * A URL with a PostgreSQL scheme. `new URL()` alone takes `localhost:5432` as
+ * the scheme `localhost:` and the path `5432`, which the driver then read as
+ * database "432".
+ */
+const databaseUrl = z.string().refine((v) => {
+  try {
+    const { protocol } = new URL(v);
+    return protocol === "postgres:" || protocol === "postgresql:";
+  } catch {
+    return false;
+  }
+}, "must be a URL such as postgres://user:password@localhost:5432/inbox");
+
 const logLevel = z.string()
   .transform((v) => v.toLowerCase())
   .transform((v) => LOG_LEVEL_ALIASES.get(v) ?? v)
@@ -78,8 +92,13 @@ export const EnvSchema = z.object({
     "Time an HTTP connection has to send a complete request head, from its opening or its previous response " +
       "(so also the idle keep-alive time); then it is closed. Requests in progress and streaming responses are not cut",
   ),
-  DATABASE_URL: z.string().url().optional().describe(
-    "PostgreSQL URL. Unset: embedded PGlite in `DATA_DIR` (one process only)",
+  DATABASE_URL: databaseUrl.optional().describe(
+    "PostgreSQL URL (`postgres://user:password@host:5432/database`). Unset: embedded PGlite in `DATA_DIR` " +
+      "(one process only)",
+  ),
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000).describe(
+    "At start-up, how long to keep trying a `DATABASE_URL` that does not answer (each try is logged) before " +
+      "giving up with exit code 2",
   ),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10).describe(
     "Connections per instance (PostgreSQL only)",
@@ -122,7 +141,8 @@ export const EnvSchema = z.object({
     "must be 32 random bytes in base64 (openssl rand -base64 32)",
   ).optional().describe(
     "32 random bytes in base64 (`openssl rand -base64 32`) encrypting webhook secrets at rest; " +
-      "required with `DATABASE_URL` (unset: generated once into `DATA_DIR`)",
+      "required with `DATABASE_URL` (unset: generated once into `DATA_DIR/encryption.key`). Keep it: a start with " +
+      "a key that cannot decrypt the stored secrets is refused",
   ),
   DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30).describe(
     "How long delivery records are kept",
@@ -208,7 +228,12 @@ type Env = z.output<typeof EnvSchema>;
  */
 export type Config = { [N in keyof Required<Env> as CamelCase<N & string>]: Env[N] };
 
-/** Raised when the environment holds a value the service cannot run with. */
+/**
+ * Raised when the environment holds a value the service cannot run with, or
+ * names something it cannot use (a port in use, a database that does not
+ * answer, a data directory it cannot write): start-up prints the message, one
+ * line that names the variable, and exits with code 2.
+ */
 export class ConfigError extends Error {
   override name = "ConfigError";
 }

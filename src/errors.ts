@@ -6,6 +6,8 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { getLogger } from "@logtape/logtape";
+import { isConnectionError } from "./db/connection_errors.ts";
+import type { DatabaseOutage } from "./db/outage.ts";
 
 /** One field-level problem in a refused request. */
 export interface ErrorDetail {
@@ -50,13 +52,33 @@ export const notFound = (code: string, message: string): ApiError => new ApiErro
 
 const log = getLogger(["inbox", "http"]);
 
-/** Answers an error with the documented body; unknown errors become an opaque 500. */
-export function handleError(err: Error, c: Context): Response {
-  const apiError = toApiError(err);
-  if (apiError) {
-    for (const [name, value] of Object.entries(apiError.headers ?? {})) c.header(name, value);
-    return c.json(apiError.toBody(), apiError.status);
+/** Seconds a client is asked to wait while the database does not answer. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** 503 while the database cannot be reached (a restart, a failover, a network cut). */
+export const serviceUnavailable = (): ApiError =>
+  new ApiError(503, "SERVICE_UNAVAILABLE", "Service temporarily unavailable, retry shortly", undefined, {
+    "Retry-After": String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+  });
+
+function answer(apiError: ApiError, c: Context): Response {
+  for (const [name, value] of Object.entries(apiError.headers ?? {})) c.header(name, value);
+  return c.json(apiError.toBody(), apiError.status);
+}
+
+/**
+ * Answers an error with the documented body. A database that cannot be
+ * reached answers 503 with Retry-After, reported to `databaseOutage` (which
+ * logs once per outage); other unknown errors become an opaque 500.
+ */
+export function handleError(err: Error, c: Context, databaseOutage?: DatabaseOutage): Response {
+  if (isConnectionError(err)) {
+    if (databaseOutage) databaseOutage.report(err);
+    else log.warn("The database does not answer: {error}", { error: String(err) });
+    return answer(serviceUnavailable(), c);
   }
+  const apiError = toApiError(err);
+  if (apiError) return answer(apiError, c);
   // Only the message and stack: request bodies and headers may hold secrets.
   log.error("Unhandled error on {method} {path} ({requestId}): {error}", {
     method: c.req.method,

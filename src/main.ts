@@ -6,69 +6,101 @@
 import { getLogger } from "@logtape/logtape";
 import { ConfigError, loadConfig } from "./config.ts";
 import { setupLogging } from "./shared/log.ts";
-import { openDatabase } from "./db/client.ts";
+import { type Database, openDatabase } from "./db/client.ts";
+import { waitForDatabase } from "./db/wait_for_database.ts";
 import { migrate } from "./db/migrate.ts";
 import { compose } from "./compose.ts";
 import { createApp } from "./app.ts";
 import { runSweeps } from "./service/sweeps.ts";
 import { resolveEncryptionKey } from "./secrets/key_source.ts";
-import { startSmtpServer } from "./smtp/server.ts";
-import { serveHttp } from "./http/serve.ts";
+import { createSecretBox } from "./secrets/secret_box.ts";
+import { keyMatchesDatabase, wrongKeyError } from "./secrets/key_check.ts";
+import { listenRefusal } from "./shared/listen_error.ts";
+import { withTimeout } from "./shared/with_timeout.ts";
+import { type SmtpServerHandle, startSmtpServer } from "./smtp/server.ts";
+import { type HttpServerHandle, serveHttp } from "./http/serve.ts";
 
 const log = getLogger(["inbox", "main"]);
 
+/** What start-up has opened so far, to close before a refusal exits. */
+interface Opened {
+  db?: Database;
+}
+
 async function main(): Promise<void> {
-  let config, encryptionKey;
+  const opened: Opened = {};
   try {
-    config = loadConfig(Deno.env.toObject());
-    encryptionKey = await resolveEncryptionKey(config);
+    await start(opened);
   } catch (err) {
-    // A configuration the service cannot run with: say which, and stop.
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      Deno.exit(2);
-    }
-    throw err;
+    // A setting the service cannot run with: one line that names it, no stack, exit code 2.
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(err.message);
+    // Closed, not dropped: the embedded database is then as clean as after SIGTERM.
+    if (opened.db) await withTimeout(opened.db.close().catch(() => {}), 5000, () => {});
+    Deno.exit(2);
   }
+}
+
+async function start(opened: Opened): Promise<void> {
+  const config = loadConfig(Deno.env.toObject());
+  const key = await resolveEncryptionKey(config);
   await setupLogging(config.logLevel);
 
-  const db = await openDatabase({
+  const db = opened.db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
   });
+  if (config.databaseUrl) {
+    await waitForDatabase(db.sql, { databaseUrl: config.databaseUrl, timeoutMs: config.databaseConnectTimeoutMs });
+  }
   const applied = await migrate(db.sql);
   if (applied.length > 0) log.info("Applied migrations {applied}", { applied });
+  if (!(await keyMatchesDatabase(db.sql, await createSecretBox(key.key)))) {
+    // A key generated just now was never the database's: leave DATA_DIR as it was found.
+    if (key.source === "generated") await Deno.remove(key.path).catch(() => {});
+    throw wrongKeyError(key);
+  }
 
   // LISTEN needs a connection of its own: the embedded database has one, and one process.
-  const instance = await compose({ config, sql: db.sql, encryptionKey, listen: db.kind === "postgres" });
+  const instance = await compose({ config, sql: db.sql, encryptionKey: key.key, listen: db.kind === "postgres" });
   const app = createApp(instance);
-  // Deno's HTTP server with a deadline on request heads (HTTP_HEADERS_TIMEOUT_MS), which Deno.serve lacks.
-  const server = serveHttp({
-    port: config.port,
-    hostname: config.host,
-    headersTimeoutMs: config.httpHeadersTimeoutMs,
-    onListen: ({ hostname, port }) => {
-      log.info("Listening on http://{hostname}:{port} ({db} database)", { hostname, port, db: db.kind });
-    },
-  }, app.fetch);
-  const smtp = await startSmtpServer(instance);
-  await instance.start();
-  Deno.cron("inbox-sweeps", "* * * * *", () => runSweeps(instance.sweeps, instance.clock.now()));
-
+  const listeners: { http?: HttpServerHandle; smtp?: SmtpServerHandle } = {};
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;
     stopping = true;
     log.info("Shutting down");
     instance.release();
-    await Promise.all([server.shutdown(), smtp.close()]);
+    await Promise.all([listeners.http?.shutdown(), listeners.smtp?.close()]);
     await instance.stop();
     await db.close();
     Deno.exit(0);
   };
+  // Before listening: a SIGTERM as soon as /healthz answers still shuts down cleanly.
   Deno.addSignalListener("SIGTERM", shutdown);
   Deno.addSignalListener("SIGINT", shutdown);
+
+  try {
+    // Deno's HTTP server with a deadline on request heads (HTTP_HEADERS_TIMEOUT_MS), which Deno.serve lacks.
+    listeners.http = serveHttp({
+      port: config.port,
+      hostname: config.host,
+      headersTimeoutMs: config.httpHeadersTimeoutMs,
+      onListen: ({ hostname, port }) => {
+        log.info("Listening on http://{hostname}:{port} ({db} database)", { hostname, port, db: db.kind });
+      },
+    }, app.fetch);
+  } catch (err) {
+    throw listenRefusal(err, "PORT", config.host, config.port) ?? err;
+  }
+  listeners.smtp = await startSmtpServer(instance).catch((err) => {
+    throw listenRefusal(err, "SMTP_PORT", config.host, config.smtpPort) ?? err;
+  });
+  if (stopping) return;
+  await instance.start();
+  if (stopping) return;
+  Deno.cron("inbox-sweeps", "* * * * *", () => runSweeps(instance.sweeps, instance.clock.now()));
 }
 
 if (import.meta.main) await main();

@@ -78,6 +78,7 @@ Deno.test("the configuration keeps the camelCase names the code uses, one per va
     "adminToken",
     "cookieSecure",
     "dataDir",
+    "databaseConnectTimeoutMs",
     "databasePoolSize",
     "databaseUrl",
     "deliveryConcurrency",

@@ -6,6 +6,8 @@
 import postgres from "postgres";
 import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
+import { ConfigError } from "../config.ts";
+import { onDataDir } from "./data_dir.ts";
 
 /** A postgres.js client with the service's transforms. */
 export type Sql = postgres.Sql<Record<string, never>>;
@@ -68,13 +70,15 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 }
 
 async function openEmbedded(dataDir: string): Promise<Database> {
-  await Deno.mkdir(dataDir, { recursive: true });
+  const lockFile = await onDataDir(dataDir, async () => {
+    await Deno.mkdir(dataDir, { recursive: true });
+    return await Deno.open(join(dataDir, ".lock"), { create: true, write: true });
+  });
   // PGlite is single-process: two processes on one data directory would corrupt it.
-  const lockFile = await Deno.open(join(dataDir, ".lock"), { create: true, write: true });
   if (!(await lockFile.tryLock(true))) {
     lockFile.close();
-    throw new Error(
-      `Another process is using the embedded database in ${dataDir}. Stop it first, or set DATABASE_URL to share a PostgreSQL server.`,
+    throw new ConfigError(
+      `DATA_DIR: another process is using the embedded database in ${dataDir}: stop it first, or set DATABASE_URL to share a PostgreSQL server`,
     );
   }
   const { PGlite } = await import("@electric-sql/pglite");

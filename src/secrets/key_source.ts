@@ -6,26 +6,37 @@
 import { join } from "node:path";
 import type { Config } from "../config.ts";
 import { ConfigError } from "../config.ts";
+import { onDataDir } from "../db/data_dir.ts";
 
 const KEY_FILE = "encryption.key";
 
+/**
+ * The key and where it came from: ENCRYPTION_KEY, the key file in DATA_DIR,
+ * or a key generated into that file just now (`path`).
+ */
+export type KeySource =
+  | { key: string; source: "env" }
+  | { key: string; source: "file" | "generated"; path: string };
+
 /** The base64 key to encrypt webhook secrets with. */
-export async function resolveEncryptionKey(config: Config): Promise<string> {
-  if (config.encryptionKey) return config.encryptionKey;
+export async function resolveEncryptionKey(config: Config): Promise<KeySource> {
+  if (config.encryptionKey) return { key: config.encryptionKey, source: "env" };
   if (config.databaseUrl) {
     throw new ConfigError(
       "ENCRYPTION_KEY is required with DATABASE_URL: every instance must encrypt webhook secrets with the same key. Generate one with: openssl rand -base64 32",
     );
   }
   const path = join(config.dataDir, KEY_FILE);
-  try {
-    return (await Deno.readTextFile(path)).trim();
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-  }
-  await Deno.mkdir(config.dataDir, { recursive: true });
-  const key = crypto.getRandomValues(new Uint8Array(32)).toBase64();
-  // createNew: two processes racing here cannot both write a key.
-  await Deno.writeTextFile(path, key + "\n", { createNew: true, mode: 0o600 });
-  return key;
+  return await onDataDir(config.dataDir, async (): Promise<KeySource> => {
+    try {
+      return { key: (await Deno.readTextFile(path)).trim(), source: "file", path };
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+    await Deno.mkdir(config.dataDir, { recursive: true });
+    const key = crypto.getRandomValues(new Uint8Array(32)).toBase64();
+    // createNew: two processes racing here cannot both write a key.
+    await Deno.writeTextFile(path, key + "\n", { createNew: true, mode: 0o600 });
+    return { key, source: "generated", path };
+  });
 }

@@ -5,7 +5,7 @@ import type { Sql } from "../db/client.ts";
 import type { Config } from "../config.ts";
 import type { AppEnv } from "../http/env.ts";
 import { createRouter } from "../http/router.ts";
-import { withTimeout } from "../shared/with_timeout.ts";
+import { databaseAnswers } from "../db/outage.ts";
 import type { Metrics } from "./metrics.ts";
 import { jsonResponse } from "../http/schemas.ts";
 import { requireBearer } from "../http/bearer.ts";
@@ -55,12 +55,6 @@ async function readScalarBundle(): Promise<Uint8Array> {
   return out;
 }
 
-const READY_TIMEOUT_MS = 2000;
-
-async function databaseAnswers(deps: { sql: Sql }): Promise<boolean> {
-  return await withTimeout(deps.sql`SELECT 1`.then(() => true, () => false), READY_TIMEOUT_MS, () => false);
-}
-
 /** The service routes. */
 export function serviceRoutes(
   deps: { sql: Sql; metrics: Metrics; config: Pick<Config, "metricsToken"> },
@@ -94,6 +88,6 @@ export function serviceRoutes(
   });
   return app.openapi(health, (c) => c.json({ status: "ok" }, 200))
     .openapi(ready, async (c) => {
-      return await databaseAnswers(deps) ? c.json({ status: "ok" }, 200) : c.json({ status: "unavailable" }, 503);
+      return await databaseAnswers(deps.sql) ? c.json({ status: "ok" }, 200) : c.json({ status: "unavailable" }, 503);
     });
 }

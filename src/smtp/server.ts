@@ -156,14 +156,19 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
       });
     },
   });
-  // Without a listener an 'error' event would throw and end the process.
-  server.on("error", (err) => log.warn("SMTP connection error: {error}", { error: String(err) }));
+  let listening = false;
+  // Without a listener an 'error' event would throw and end the process. Until the listener
+  // is open, an error is the listen failure itself, which the caller reports.
+  server.on("error", (err) => {
+    if (listening) log.warn("SMTP connection error: {error}", { error: String(err) });
+  });
 
   return new Promise((resolve, reject) => {
     const onListenError = (err: Error) => reject(err);
     server.server.once("error", onListenError);
     server.listen(deps.config.smtpPort, deps.config.host, () => {
       server.server.off("error", onListenError);
+      listening = true;
       const port = (server.server.address() as AddressInfo).port;
       log.info("SMTP listening on {host}:{port} for @{domain}", {
         host: deps.config.host,

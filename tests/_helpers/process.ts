@@ -121,3 +121,37 @@ export async function startService(
     stderr,
   };
 }
+
+/** What a service process that stopped by itself left: its exit code and output. */
+export interface ExitedService {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the start task's command with `env` until the process exits by itself
+ * (a refused start); kills it and throws if it is still running after
+ * `timeoutMs`.
+ */
+export async function runServiceToExit(
+  env: Record<string, string>,
+  opts: { timeoutMs?: number } = {},
+): Promise<ExitedService> {
+  const child = new Deno.Command("deno", {
+    args: START_ARGS,
+    cwd: ROOT,
+    env: { PORT: String(freePort()), HOST: "127.0.0.1", SMTP_PORT: String(freePort()), LOG_LEVEL: "info", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 60_000);
+  try {
+    const out = await child.output();
+    if (out.signal === "SIGKILL") throw new Error("the service did not exit by itself");
+    const text = new TextDecoder();
+    return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -150,7 +150,7 @@ Deno.test("admin CLI on the embedded database", async (t) => {
         await lock.lock(true);
         const r = await run(dataDir, "show", id);
         assert.equal(r.code, 1);
-        assert.match(r.err, /^Another process is using the embedded database in /);
+        assert.match(r.err, /^DATA_DIR: another process is using the embedded database in /);
         assert.equal(r.out, "");
       } finally {
         await lock.unlock();

@@ -15,7 +15,10 @@ Deno.test("embedded PGlite: migrations run, data survives a reopen, a second pro
     await createAccount(first.sql, systemClock, { email: "kept@example.com", password: "password123", plan: "pro" });
 
     // The data directory is locked while open: a second opener gets a clear error.
-    await assert.rejects(openDatabase({ databaseUrl: undefined, dataDir }), /Another process is using/);
+    await assert.rejects(
+      openDatabase({ databaseUrl: undefined, dataDir }),
+      /DATA_DIR: another process is using the embedded database in /,
+    );
     await first.close();
 
     const second = await openDatabase({ databaseUrl: undefined, dataDir });

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { TEST_DATABASE_URL } from "../_helpers/db.ts";
-import { startService } from "../_helpers/process.ts";
+import { runServiceToExit, startService } from "../_helpers/process.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
@@ -89,5 +89,50 @@ Deno.test("deno task start on PostgreSQL: two instances start together and share
   } finally {
     await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
     await admin.end();
+  }
+});
+
+Deno.test("embedded database: a key that cannot open its check value is refused with one line naming ENCRYPTION_KEY", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "inbox-key-" });
+  const keyFile = `${dataDir}/encryption.key`;
+  const refused = async (env: Record<string, string>) => {
+    const out = await runServiceToExit({ DATA_DIR: dataDir, ...env });
+    assert.equal(out.code, 2, out.stderr);
+    assert.doesNotMatch(out.stderr + out.stdout, /^\s*at /m, "no stack trace");
+    return out.stderr.trim();
+  };
+  try {
+    const first = await startService({ DATA_DIR: dataDir });
+    assert.equal(await first.stop(), 0);
+    const key = await Deno.readTextFile(keyFile);
+
+    assert.equal(
+      await refused({ ENCRYPTION_KEY: "ZHVfmSdHTqN3ZUeUpPkqwKkL2yGZ1R4Uo8Ig0xg0G6w=" }),
+      "ENCRYPTION_KEY cannot decrypt the webhook secrets stored in this database: start with the key they were encrypted with",
+    );
+
+    // The key file lost: a new key is not the database's; the one generated is not left behind either.
+    await Deno.remove(keyFile);
+    assert.equal(
+      await refused({}),
+      `ENCRYPTION_KEY is unset and ${keyFile} is missing, but this database was set up with another key: set ENCRYPTION_KEY to that key, or put it back in ${keyFile}`,
+    );
+    await assert.rejects(Deno.stat(keyFile), Deno.errors.NotFound);
+
+    // Another key in the file.
+    await Deno.writeTextFile(keyFile, "ZHVfmSdHTqN3ZUeUpPkqwKkL2yGZ1R4Uo8Ig0xg0G6w=\n");
+    assert.equal(
+      await refused({}),
+      `ENCRYPTION_KEY is unset and the key in ${keyFile} cannot decrypt the webhook secrets stored in this database: set ENCRYPTION_KEY to the key they were encrypted with, or put that key back in ${keyFile}`,
+    );
+
+    // The right key, from the file or from ENCRYPTION_KEY.
+    await Deno.writeTextFile(keyFile, key);
+    const fromFile = await startService({ DATA_DIR: dataDir });
+    assert.equal(await fromFile.stop(), 0);
+    const fromEnv = await startService({ DATA_DIR: dataDir, ENCRYPTION_KEY: key.trim() });
+    assert.equal(await fromEnv.stop(), 0);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
   }
 });

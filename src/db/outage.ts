@@ -1,0 +1,81 @@
+/**
+ * A database outage as this instance sees it. The first request that fails
+ * for want of a connection logs one warning; requests keep answering 503
+ * (errors.ts) while a probe asks the database once a second, and the probe's
+ * first answer logs one info line. So a restart of PostgreSQL costs two log
+ * lines, not one error with a stack per request.
+ */
+import { getLogger } from "@logtape/logtape";
+import type { Db } from "./client.ts";
+import { ping } from "./repo.ts";
+import { connectionErrorReason } from "./connection_errors.ts";
+import { withTimeout } from "../shared/with_timeout.ts";
+import { withoutContext } from "../shared/log.ts";
+
+const log = getLogger(["inbox", "db"]);
+
+const ANSWER_TIMEOUT_MS = 2000;
+
+/** Whether the database answers within `timeoutMs` (/readyz, the outage probe). */
+export async function databaseAnswers(db: Db, timeoutMs = ANSWER_TIMEOUT_MS): Promise<boolean> {
+  return await withTimeout(ping(db).then(() => true, () => false), timeoutMs, () => false);
+}
+
+/** The outage tracker of one instance. */
+export interface DatabaseOutage {
+  /** Whether requests have found the database unreachable and the probe has not had an answer since. */
+  readonly down: boolean;
+  /** A request failed with a connection error: the first of an outage logs and starts the probe. */
+  report(err: unknown): void;
+  /** Stops the probe (instance shutdown). */
+  stop(): void;
+}
+
+/** Tracks outages of the database that `probe` reaches. */
+export function createDatabaseOutage(
+  deps: { probe: () => Promise<boolean>; probeIntervalMs?: number },
+): DatabaseOutage {
+  const interval = deps.probeIntervalMs ?? 1000;
+  let down = false;
+  let since = 0;
+  let refused = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+
+  const probe = async () => {
+    timer = undefined;
+    const answered = await deps.probe();
+    if (stopped) return;
+    if (!answered) {
+      timer = setTimeout(probe, interval);
+      return;
+    }
+    down = false;
+    log.info("The database answers again after {seconds} s; {refused} requests were answered 503 meanwhile", {
+      seconds: Math.round((Date.now() - since) / 100) / 10,
+      refused,
+    });
+  };
+
+  return {
+    get down() {
+      return down;
+    },
+    report(err) {
+      refused++;
+      if (down) return;
+      down = true;
+      since = Date.now();
+      refused = 1;
+      log.warn("The database does not answer ({reason}): requests answer 503 until it does", {
+        reason: connectionErrorReason(err),
+      });
+      // The probe belongs to no request: its line must not carry this one's id.
+      if (!stopped) withoutContext(() => timer = setTimeout(probe, interval));
+    },
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
