@@ -14,16 +14,31 @@ export interface After {
   id: string;
 }
 
-/** Inserts an inbox; undefined when its address is held by another row. */
-export async function insertInbox(db: Db, i: InboxRow): Promise<InboxRow | undefined> {
+/**
+ * Inserts an inbox unless its address is taken; returns it with the number of
+ * live inboxes the account holds now, the new one included. One statement:
+ * inbox creation runs under its account's lock, so each round trip saved is
+ * one the account's other creations do not wait for.
+ */
+export async function insertInbox(db: Db, i: InboxRow): Promise<{ inbox: InboxRow; live: number } | undefined> {
   // DO NOTHING instead of an error: a concurrent creation of the same address
-  // waits for the first to commit and then simply gets no row back.
-  const rows = await db<InboxRow[]>`
-    INSERT INTO inboxes (id, account_id, address, created_at, expires_at)
-    VALUES (${i.id}, ${i.accountId}, ${i.address}, ${i.createdAt}, ${i.expiresAt})
-    ON CONFLICT ON CONSTRAINT inboxes_address_key DO NOTHING
-    RETURNING ${db.unsafe(INBOX_COLUMNS)}`;
-  return rows[0];
+  // waits for the first to commit and then simply gets no row back. The count
+  // reads the statement's snapshot, which does not hold the new row yet.
+  const rows = await db<(InboxRow & { live: number })[]>`
+    WITH inserted AS (
+      INSERT INTO inboxes (id, account_id, address, created_at, expires_at)
+      VALUES (${i.id}, ${i.accountId}, ${i.address}, ${i.createdAt}, ${i.expiresAt})
+      ON CONFLICT ON CONSTRAINT inboxes_address_key DO NOTHING
+      RETURNING ${db.unsafe(INBOX_COLUMNS)}
+    )
+    SELECT inserted.*, 1 + (
+      SELECT count(*)::int FROM inboxes WHERE account_id = ${i.accountId} AND expires_at > ${i.createdAt}
+    ) AS live
+    FROM inserted`;
+  const row = rows[0];
+  if (!row) return undefined;
+  const { live, ...inbox } = row;
+  return { inbox, live };
 }
 
 /** Deletes the expired inbox that still holds an address (with its messages); returns it, if any. */
@@ -57,13 +72,6 @@ export async function listLiveInboxes(
       ${after ? db`AND (created_at, id) < (${after.createdAt}, ${after.id})` : db``}
     ORDER BY created_at DESC, id DESC
     LIMIT ${limit}`;
-}
-
-/** How many live inboxes the account holds (expired ones the sweep has not removed yet do not count). */
-export async function countLiveInboxes(db: Db, accountId: string, now: Date): Promise<number> {
-  const rows = await db<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM inboxes WHERE account_id = ${accountId} AND expires_at > ${now}`;
-  return rows[0]!.n;
 }
 
 /** Deletes one of the account's live inboxes with its messages; false when there is none. */

@@ -104,29 +104,28 @@ export async function createInbox(
       const plan = await lockAccountPlan(tx, accountId);
       // An account deleted under a still-valid credential.
       if (plan === undefined) throw unauthorized();
-      // An expired inbox the sweep has not reached yet still holds the row of
-      // its address: it is expired here and now, event included, so the
-      // address is free again the moment its inbox expires.
-      for (const stale of await repo.deleteExpiredByAddress(tx, address, now)) await emitExpired(emit, stale, now);
-      const inserted = await repo.insertInbox(tx, {
-        id: newId("inb", now.getTime()),
-        accountId,
-        address,
-        createdAt: now,
-        expiresAt,
-      });
+      const inbox = { id: newId("inb", now.getTime()), accountId, address, createdAt: now, expiresAt };
+      let inserted = await repo.insertInbox(tx, inbox);
+      if (!inserted) {
+        // An expired inbox the sweep has not reached yet still holds the row of
+        // its address: it is expired here and now, event included, so the
+        // address is free again the moment its inbox expires.
+        const stale = await repo.deleteExpiredByAddress(tx, address, now);
+        for (const expired of stale) await emitExpired(emit, expired, now);
+        if (stale.length > 0) inserted = await repo.insertInbox(tx, inbox);
+      }
       if (!inserted) return undefined;
-      // Counted after the insert, the new inbox included, so a taken address
-      // answers ADDRESS_TAKEN whatever the count (duplicate before maximum, as
-      // for webhooks); refusing rolls the insert back.
+      // Counted with the new inbox, so a taken address answers ADDRESS_TAKEN
+      // whatever the count (duplicate before maximum, as for webhooks);
+      // refusing rolls the insert back.
       const max = deps.config.inboxesPerAccount[plan];
-      if (await repo.countLiveInboxes(tx, accountId, now) > max) throw inboxLimit(max);
+      if (inserted.live > max) throw inboxLimit(max);
       await emit(accountId, "inbox.created", {
-        inboxId: inserted.id,
-        address: inserted.address,
-        expiresAt: inserted.expiresAt.toISOString(),
+        inboxId: inserted.inbox.id,
+        address: inserted.inbox.address,
+        expiresAt: inserted.inbox.expiresAt.toISOString(),
       }, now);
-      return inserted;
+      return inserted.inbox;
     });
     if (row) return row;
   }
