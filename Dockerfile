@@ -23,6 +23,8 @@ RUN mkdir -p /data && chown deno:deno /app /data
 USER deno
 
 # Dependencies first: this layer is rebuilt only when deno.json or deno.lock change.
+# deno.lock holds the runtime dependencies only (the development tools are in
+# deno.dev.lock, which .dockerignore keeps out), so this installs nothing else.
 COPY --chown=deno:deno deno.json deno.lock ./
 RUN deno install --frozen
 

@@ -10,12 +10,12 @@
  *
  * Receivers verify deliveries with `verifyWebhookSignature` / `parseWebhookEvent`.
  */
-import createFetchClient, { type Client, type FetchResponse, type Middleware } from "openapi-fetch";
+import createFetchClient, { type Client, type FetchResponse, type Middleware } from "npm:openapi-fetch@0.17.0";
 import type { components, operations, paths } from "../../generated/api.d.ts";
 import { readSse } from "./sse.ts";
 
 export type { components, operations, paths };
-export type { Client as RawClient, Middleware } from "openapi-fetch";
+export type { Client as RawClient, Middleware } from "npm:openapi-fetch@0.17.0";
 export {
   parseWebhookEvent,
   type ParseWebhookOptions,

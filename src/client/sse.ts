@@ -14,7 +14,10 @@ export interface SseMessage {
 
 /** Yields the messages of an event-stream body as they arrive; comments (keep-alives) are skipped. */
 export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  // A TextDecoder in streaming mode rather than a TextDecoderStream: the DOM
+  // typings of the latter do not accept a byte stream (tsc, npm build).
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
   let buffer = "";
   let data: string[] = [];
   let event = "";
@@ -23,7 +26,7 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
     while (true) {
       const { value, done } = await reader.read();
       if (done) return;
-      buffer += value;
+      buffer += decoder.decode(value, { stream: true });
       let end: number;
       // Lines end with CRLF, LF or CR; a blank line dispatches the message.
       while ((end = buffer.search(/\r\n|\n|\r/)) >= 0) {

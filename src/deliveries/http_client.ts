@@ -94,7 +94,11 @@ export function createWebhookHttpClient(urlCheck: UrlCheckOptions, extraCaPem?: 
       if (url.protocol !== "https:") return { kind: "error", reason: "URL is not HTTPS", durationMs: 0 };
       const hostname = url.hostname.replace(/^\[|\]$/g, "");
       const safe = await resolveSafeAddresses(url.hostname, urlCheck);
-      if (!safe.ok) return { kind: "error", reason: `Unsafe address refused: ${safe.reason}`, durationMs: elapsed() };
+      if (!safe.ok) {
+        // A name that does not resolve is a DNS failure (typo, expired domain), not an SSRF refusal.
+        const reason = safe.kind === "dns" ? safe.reason : `Unsafe address refused: ${safe.reason}`;
+        return { kind: "error", reason, durationMs: elapsed() };
+      }
       const address = safe.addresses[0]!;
       const family = address.includes(":") ? 6 : 4;
       const lookup: LookupFunction = (_name, options, callback) => {

@@ -31,11 +31,9 @@ const ready = createRoute({
   security: [],
 });
 
-// Served by the service itself so /docs works with no internet access.
-const SCALAR_BUNDLE_URL = new URL(
-  "../../node_modules/@scalar/api-reference/dist/browser/standalone.js",
-  import.meta.url,
-);
+// Served by the service itself so /docs works with no internet access; vendored
+// (vendor/scalar/README.md) rather than installed with the npm package's build tree.
+const SCALAR_BUNDLE_URL = new URL("../../vendor/scalar/standalone.js", import.meta.url);
 let scalarBundle: Uint8Array | undefined;
 
 /**

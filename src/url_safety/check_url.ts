@@ -104,27 +104,37 @@ export async function checkWebhookUrl(
   return accepted(url);
 }
 
+/**
+ * Why a delivery-time check refused a host: `dns` when the name did not
+ * resolve (or resolving timed out), `unsafe` when it is or resolves to an
+ * address deliveries may not reach.
+ */
+export type AddressRefusal = { ok: false; kind: "dns" | "unsafe"; reason: string };
+
 /** Delivery-time check: resolves a URL host and returns its addresses only if every one is safe. */
 export async function resolveSafeAddresses(
   hostname: string,
   opts: UrlCheckOptions,
-): Promise<{ ok: true; addresses: string[] } | { ok: false; reason: string }> {
+): Promise<{ ok: true; addresses: string[] } | AddressRefusal> {
   const trusted = opts.trustedHosts.has(hostname);
   if (isIpLiteral(hostname)) {
     const bare = hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname;
     if (trusted) return { ok: true, addresses: [bare] };
     const verdict = classifyAddress(hostname);
-    return verdict.safe ? { ok: true, addresses: [bare] } : { ok: false, reason: `Unsafe host: ${verdict.reason}` };
+    return verdict.safe
+      ? { ok: true, addresses: [bare] }
+      : { ok: false, kind: "unsafe", reason: `Unsafe host: ${verdict.reason}` };
   }
   if (!trusted && isBlockedHostname(hostname)) {
     return {
       ok: false,
+      kind: "unsafe",
       reason: `Host name ${hostname} is not publicly resolvable`,
     };
   }
   const addresses = [...new Set(await guardResolver(opts.resolver)(hostname))];
   if (addresses.length === 0) {
-    return { ok: false, reason: "name did not resolve" };
+    return { ok: false, kind: "dns", reason: `Could not resolve host: ${hostname}` };
   }
   if (!trusted) {
     for (const address of addresses) {
@@ -132,6 +142,7 @@ export async function resolveSafeAddresses(
       if (!verdict.safe) {
         return {
           ok: false,
+          kind: "unsafe",
           reason: `Host ${hostname} resolves to an unsafe address: ${verdict.reason}`,
         };
       }

@@ -38,9 +38,14 @@ async function acceptableUrl(input: string, opts: UrlCheckOptions): Promise<stri
   if (check.kind === "invalid") {
     throw new ApiError(400, "VALIDATION_ERROR", URL_OR_EVENTS_MESSAGE, [{ path: "url", message: check.reason }]);
   }
-  throw new ApiError(400, "INVALID_WEBHOOK_URL", "Webhook URL must point to a public address", [
-    { path: "url", message: check.reason },
-  ]);
+  // The way out for a receiver on the developer's own machine, named where they meet the refusal.
+  const host = new URL(input).hostname;
+  throw new ApiError(
+    400,
+    "INVALID_WEBHOOK_URL",
+    `Webhook URL must point to a public address; for a development receiver, add ${host} to WEBHOOK_TRUSTED_HOSTS`,
+    [{ path: "url", message: check.reason }],
+  );
 }
 
 function isUniqueViolation(err: unknown): boolean {

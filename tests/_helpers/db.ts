@@ -18,7 +18,41 @@ export interface TestDb {
   close(): Promise<void>;
 }
 
+/**
+ * Creates the database `url` names when the server does not have it
+ * (connecting to the server's `postgres` database to do so), so that a fresh
+ * PostgreSQL needs no set-up before `deno task test`.
+ */
+export async function ensureDatabase(url: string): Promise<void> {
+  const probe = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await probe`SELECT 1`;
+    return;
+  } catch (err) {
+    if ((err as { code?: string }).code !== "3D000") throw err; // 3D000: invalid_catalog_name
+  } finally {
+    await probe.end();
+  }
+  const server = new URL(url);
+  const name = decodeURIComponent(server.pathname.slice(1));
+  server.pathname = "/postgres";
+  const admin = postgres(server.href, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
+  } catch (err) {
+    // Another test process created it meanwhile: 42P04 duplicate_database, or 23505 when both
+    // CREATE DATABASE statements ran at the same time.
+    if (!["42P04", "23505"].includes((err as { code?: string }).code ?? "")) throw err;
+  } finally {
+    await admin.end();
+  }
+}
+
+let databaseReady: Promise<void> | undefined;
+
 async function adminQuery(text: string): Promise<void> {
+  databaseReady ??= ensureDatabase(TEST_DATABASE_URL);
+  await databaseReady;
   const admin = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(text);

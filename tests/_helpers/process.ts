@@ -53,17 +53,18 @@ const START_ARGS: string[] = (() => {
  * Starts the service with `env` and waits until /healthz answers. By default
  * it runs the start task's command itself, so `kill()` hits the service (a
  * SIGKILL to `deno task` would leave its child running); `viaTask` runs
- * `deno task start` exactly as a user types it.
+ * `deno task start` exactly as a user types it; `cwd` runs it in another copy
+ * of the project.
  */
 export async function startService(
   env: Record<string, string>,
-  opts: { viaTask?: boolean; timeoutMs?: number } = {},
+  opts: { viaTask?: boolean; timeoutMs?: number; cwd?: string | URL } = {},
 ): Promise<ServiceProcess> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const port = freePort();
   const child = new Deno.Command("deno", {
     args: opts.viaTask ? ["task", "--quiet", "start"] : START_ARGS,
-    cwd: ROOT,
+    cwd: opts.cwd ?? ROOT,
     env: {
       PORT: String(port),
       HOST: "127.0.0.1",

@@ -6,8 +6,8 @@
  * body fails all three.
  */
 import assert from "node:assert/strict";
-import { verify as octokitVerify } from "@octokit/webhooks-methods";
-import { Webhook as StandardWebhook } from "standardwebhooks";
+import { verify as octokitVerify } from "npm:@octokit/webhooks-methods@6.0.0";
+import { Webhook as StandardWebhook } from "npm:standardwebhooks@1.1.1";
 import { createClient, parseWebhookEvent, verifyWebhookSignature } from "../../src/client/mod.ts";
 import { newApiKey } from "../_helpers/app.ts";
 import { startHarness } from "../_helpers/harness.ts";

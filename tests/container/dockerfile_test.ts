@@ -111,6 +111,9 @@ Deno.test("Dockerfile: dependencies are installed (frozen) before the source is 
   assert.ok(cache > copySource, "deno cache src/main.ts after the source");
   const user = indexOf((i) => i.op === "USER");
   assert.ok(user < install, "dependencies are installed as the runtime user, so it owns its cache");
+  // deno.lock is the runtime lockfile (tests/packaging/runtime_deps_test.ts); the development
+  // tools' lockfile never takes part in the image.
+  assert.ok(!dockerfile.some((i) => /deno\.dev\.lock|--lock\b/.test(i.args)), "the image installs from deno.lock");
 });
 
 Deno.test("Dockerfile: DATA_DIR=/data is a volume", () => {
@@ -120,7 +123,7 @@ Deno.test("Dockerfile: DATA_DIR=/data is a volume", () => {
 });
 
 Deno.test(".dockerignore keeps local state and build outputs out of the context", () => {
-  for (const entry of ["node_modules", "data", ".git", "tests/e2e/out"]) {
+  for (const entry of ["node_modules", "data", ".git", "tests/e2e/out", "deno.dev.lock"]) {
     assert.ok(dockerignore.some((l) => l.replace(/\/$/, "") === entry), `.dockerignore lists ${entry}`);
   }
   for (const needed of ["deno.json", "deno.lock", "src", "generated", "openapi.yaml"]) {

@@ -289,6 +289,31 @@ Deno.test("a name that now resolves to 127.0.0.1 (DNS rebinding) is refused with
   }
 });
 
+Deno.test("a name that does not resolve fails as a DNS failure, not as an unsafe address", async () => {
+  const f = await deliveryFixture();
+  try {
+    // Accepted at registration (the name may be added to DNS later); no answer at delivery.
+    const id = await createWebhook(f.app, f.user, `https://typo-in-name.example.net:${f.receiver.port}/hook`);
+    await emitInboxCreated(f);
+    await f.app.deps.deliveries.queue.drain();
+    const webhook = await getWebhookJson(f, id);
+    assert.equal(webhook.lastFailureReason, "Could not resolve host: typo-in-name.example.net");
+    assert.equal(webhook.failureCount, 1);
+    const failed = (await deliveryLog(f, id)).filter((e) => e.status === "failed");
+    assert.deepEqual(failed.map((e) => e.error), ["Could not resolve host: typo-in-name.example.net"]);
+
+    const test = await f.app.request(`/api/user-webhooks/${id}/test`, { method: "POST", cookie: f.user.cookie });
+    const result = await test.json();
+    assert.deepEqual(
+      { success: result.success, responseStatus: result.responseStatus, responseBody: result.responseBody },
+      { success: false, responseStatus: 0, responseBody: "Could not resolve host: typo-in-name.example.net" },
+    );
+    assert.equal(f.receiver.requests.length, 0);
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("test endpoint: a signed `test` event, the body cut at 500 characters, and no state change", async () => {
   const f = await deliveryFixture();
   try {

@@ -8,7 +8,7 @@ import {
   standardSignature,
 } from "../../src/deliveries/signer.ts";
 import { verifyWebhookSignature } from "../../src/client/verify.ts";
-import { Webhook } from "standardwebhooks";
+import { Webhook } from "npm:standardwebhooks@1.1.1";
 import { hmacHex } from "../_helpers/hmac.ts";
 
 const body = JSON.stringify({ id: "evt_1", type: "inbox.created", createdAt: "2026-01-01T00:00:00.000Z", data: {} });

@@ -9,7 +9,7 @@
  * /usr/bin/chromium, or CHROMIUM_PATH. Run with `deno task test:e2e`.
  */
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
+import { chromium } from "npm:playwright-core@1.65.1";
 import { createTestDb } from "../_helpers/db.ts";
 import { startApp } from "../_helpers/app.ts";
 

@@ -4,7 +4,7 @@
  * Webhook URLs only ever name hosts that do not resolve here or that the
  * service refuses, so no generated request makes the service call out.
  */
-import fc from "fast-check";
+import fc from "npm:fast-check@4.10.2";
 import { crc32 } from "node:zlib";
 import { ADMIN_TOKEN } from "../_helpers/app.ts";
 import {

@@ -3,7 +3,7 @@
  * principal of every plan and objects for them to reach, a request model that
  * prints readably, and the one check every response must pass.
  */
-import fc from "fast-check";
+import fc from "npm:fast-check@4.10.2";
 import type { TestDb } from "../_helpers/db.ts";
 import { ADMIN_TOKEN, createWebhook, newApiKey, newUser, type TestApp, type User } from "../_helpers/app.ts";
 import type { ManualClock } from "../_helpers/clock.ts";

@@ -12,7 +12,7 @@
  * seed (default fixed; `random` for a fresh one). Counterexamples print as
  * requests: method, path, principal, headers, body excerpt, status, answer.
  */
-import fc from "fast-check";
+import fc from "npm:fast-check@4.10.2";
 import assert from "node:assert/strict";
 import {
   anyIds,

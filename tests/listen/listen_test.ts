@@ -7,7 +7,7 @@
  * mid-burst loses nothing; Ctrl-C exits 0.
  */
 import assert from "node:assert/strict";
-import { Webhook } from "standardwebhooks";
+import { Webhook } from "npm:standardwebhooks@1.1.1";
 import { parseWebhookEvent, verifyWebhookSignature } from "../../src/client/mod.ts";
 import { metricValue, newApiKey, newUser } from "../_helpers/app.ts";
 import { withService } from "../_helpers/harness.ts";

@@ -1,6 +1,7 @@
 /** Shared set-up of the message tests: real mail over SMTP into the harness, and the wait over real HTTP. */
 import { Buffer } from "node:buffer";
-import nodemailer from "nodemailer";
+// @ts-types="npm:@types/nodemailer@8.0.2"
+import nodemailer from "npm:nodemailer@10.6.0";
 import { type Api, metricValue, type User } from "../_helpers/app.ts";
 
 /** A message as a test sends it (nodemailer builds the MIME). */

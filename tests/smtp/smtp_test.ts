@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { createOutbox } from "../../src/deliveries/outbox.ts";
-import nodemailer from "nodemailer";
+// @ts-types="npm:@types/nodemailer@8.0.2"
+import nodemailer from "npm:nodemailer@10.6.0";
 import { createWebhook, getJson, newApiKey, newUser } from "../_helpers/app.ts";
 import { hmacHex } from "../_helpers/hmac.ts";
 import { body, createInbox, type Json, MAIL_DOMAIN, withInboxes } from "../inboxes/_support.ts";

@@ -254,6 +254,7 @@ Deno.test("names are refused when any resolved address is unsafe", async (t) => 
       const host = new URL(input).hostname;
       assert.deepEqual(await resolveSafeAddresses(host, opts), {
         ok: false,
+        kind: "unsafe",
         reason,
       });
     });
@@ -300,7 +301,8 @@ Deno.test("a name that does not resolve is accepted now, refused at delivery", a
   assert.equal(check.ok, true);
   assert.deepEqual(await resolveSafeAddresses("nx.example.org", opts), {
     ok: false,
-    reason: "name did not resolve",
+    kind: "dns",
+    reason: "Could not resolve host: nx.example.org",
   });
 });
 
@@ -317,7 +319,8 @@ Deno.test("a failing resolver does not throw out of the checks", async () => {
     );
     assert.deepEqual(await resolveSafeAddresses("example.com", options), {
       ok: false,
-      reason: "name did not resolve",
+      kind: "dns",
+      reason: "Could not resolve host: example.com",
     });
   }
 });
@@ -356,10 +359,12 @@ Deno.test("resolveSafeAddresses returns every address when all are safe", async 
   });
   assert.deepEqual(await resolveSafeAddresses("127.0.0.1", opts), {
     ok: false,
+    kind: "unsafe",
     reason: "Unsafe host: loopback address 127.0.0.1",
   });
   assert.deepEqual(await resolveSafeAddresses("localhost", opts), {
     ok: false,
+    kind: "unsafe",
     reason: "Host name localhost is not publicly resolvable",
   });
 });
@@ -413,6 +418,7 @@ Deno.test("trusted hosts skip the address checks, exactly", async (t) => {
     );
     assert.deepEqual(await resolveSafeAddresses("evil.localhost", trusted), {
       ok: false,
+      kind: "unsafe",
       reason: "Host name evil.localhost is not publicly resolvable",
     });
   });

@@ -164,6 +164,35 @@ Deno.test("names are checked through DNS: private or mixed answers refused, no a
   });
 });
 
+Deno.test("a refused localhost URL names WEBHOOK_TRUSTED_HOSTS, the way to allow it in development", async () => {
+  await withService({}, async ({ app }) => {
+    const user = await newUser(app, "pro");
+    const hint = "Webhook URL must point to a public address; for a development receiver, add localhost to " +
+      "WEBHOOK_TRUSTED_HOSTS";
+    const refused = await expectError(
+      await createRaw(app, user, { url: "https://localhost:8443/hook", events: ["inbox.created"] }),
+      400,
+      "INVALID_WEBHOOK_URL",
+      hint,
+    );
+    assert.deepEqual(refused.details, [{ path: "url", message: "Host name localhost is not publicly resolvable" }]);
+    const hook = await createOk(app, user, "https://hooks.example.com/safe");
+    await expectError(
+      await patch(app, user, hook.id, { url: "https://localhost/hook" }),
+      400,
+      "INVALID_WEBHOOK_URL",
+      hint,
+    );
+    // The host named is the one to list, in the form the variable matches.
+    await expectError(
+      await createRaw(app, user, { url: "https://[::1]:8443/hook", events: ["inbox.created"] }),
+      400,
+      "INVALID_WEBHOOK_URL",
+      "Webhook URL must point to a public address; for a development receiver, add [::1] to WEBHOOK_TRUSTED_HOSTS",
+    );
+  });
+});
+
 Deno.test("WEBHOOK_TRUSTED_HOSTS=localhost exempts exactly that host", async () => {
   await withService({ env: { WEBHOOK_TRUSTED_HOSTS: "localhost" } }, async ({ app }) => {
     const user = await newUser(app, "pro");
