@@ -852,6 +852,29 @@ export interface components {
             durationMs: number | null;
             /** @description Failure reason; null unless failed or cancelled. */
             error: string | null;
+            /**
+             * @description The URL the attempt was sent to: the webhook's `url` when the attempt was made (a later
+             *     change of the webhook does not rewrite it). Null while pending, and for an attempt
+             *     cancelled before it was sent.
+             */
+            url: string | null;
+            /**
+             * @description The exact JSON body of the attempt, byte for byte the text the signatures cover (the
+             *     same for every attempt and redelivery of one event). Headers, and so the signatures,
+             *     are not repeated here; the secret never appears.
+             */
+            requestBody: string;
+            /**
+             * @description The first 2,000 characters of the receiver's response body; null when there was no
+             *     response (pending, in flight, a timeout, a connection or TLS error).
+             */
+            responseBody: string | null;
+            /**
+             * Format: date-time
+             * @description When a pending attempt is due to be sent (for a retry, the time the retry schedule
+             *     chose); null unless `status` is `pending`.
+             */
+            nextAttemptAt: string | null;
             /** Format: date-time */
             createdAt: string;
         };
