@@ -518,7 +518,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Find an account by email (admin)
+         * @description The account with the given email, compared ignoring case, as a list of zero or one entries
+         *     (an unknown email is an empty list, not an error). Requires `ADMIN_TOKEN`.
+         */
+        get: operations["adminFindAccounts"];
         put?: never;
         /**
          * Create an account (admin)
@@ -982,6 +987,9 @@ export interface components {
         };
         AdminAccountUpdateRequest: {
             plan: components["schemas"]["Plan"];
+        };
+        AdminAccountList: {
+            data: components["schemas"]["Account"][];
         };
         Health: {
             /** @description `ok` when healthy. */
@@ -2302,6 +2310,43 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+        };
+    };
+    adminFindAccounts: {
+        parameters: {
+            query: {
+                /**
+                 * @description The account's email address (any letter case).
+                 * @example dev@example.com
+                 */
+                email: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The accounts found (at most one). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminAccountList"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: `email` missing or empty. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AdminDisabled"];
         };
     };
     adminCreateAccount: {
