@@ -1389,6 +1389,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "dev@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Credentials"];
             };
         };
@@ -1430,6 +1436,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "dev@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Credentials"];
             };
         };
@@ -1536,6 +1548,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "ci"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ApiKeyCreateRequest"];
             };
         };
@@ -1640,6 +1657,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/inbox-service",
+                 *       "events": [
+                 *         "message.received",
+                 *         "inbox.created"
+                 *       ],
+                 *       "secret": "whsec_change-me-to-a-long-random-string"
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookCreateRequest"];
             };
         };
@@ -2358,6 +2385,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "dev@example.com",
+                 *       "password": "correct horse battery",
+                 *       "plan": "business"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AdminAccountCreateRequest"];
             };
         };
@@ -2401,6 +2435,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "plan": "pro"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AdminAccountUpdateRequest"];
             };
         };
