@@ -249,7 +249,9 @@ export async function recordFailure(
   disableAfter: number,
   retry: { id: string; runAt: Date } | undefined,
 ): Promise<FailureRecorded> {
-  const rows = await db<{ held: number; active: boolean | null; webhookId: string | null }[]>`
+  const rows = await db<
+    { held: number; active: boolean | null; failures: number | null; webhookId: string | null }[]
+  >`
     WITH d AS (
       UPDATE deliveries SET status = 'failed', response_status = ${r.responseStatus}, duration_ms = ${r.durationMs},
         error = ${r.error}, finished_at = ${r.finishedAt}, lease_until = NULL, response_body = ${r.responseBody}
@@ -260,7 +262,7 @@ export async function recordFailure(
         last_failure_at = ${r.finishedAt}, last_failure_reason = ${r.error},
         active = active AND failure_count + 1 < ${disableAfter}
       WHERE id IN (SELECT webhook_id FROM d)
-      RETURNING id, active
+      RETURNING id, active, failure_count
     ), cancelled AS (
       UPDATE deliveries SET status = 'cancelled', finished_at = ${r.finishedAt}
       WHERE status = 'pending' AND webhook_id IN (SELECT id FROM w WHERE NOT active)
@@ -272,8 +274,8 @@ export async function recordFailure(
       WHERE w.active AND ${retry !== undefined}
     )
     SELECT (SELECT count(*)::int FROM d) AS held, (SELECT active FROM w) AS active,
-      (SELECT webhook_id FROM d) AS webhook_id`;
-  const { held, active, webhookId } = rows[0]!;
+      (SELECT failure_count FROM w) AS failures, (SELECT webhook_id FROM d) AS webhook_id`;
+  const { held, active, failures, webhookId } = rows[0]!;
   if (held === 0) return "lost";
   if (active === false) {
     // Again, in a statement of its own: the CTE above saw the table as it was
@@ -282,7 +284,10 @@ export async function recordFailure(
     // pending. A fresh snapshot now sees it; later failures see active=false
     // and queue no retry.
     await cancelPendingForWebhook(db, webhookId!, r.finishedAt);
-    return "disabled";
+    // Only the failure that reached the limit disabled it: a later one (an
+    // attempt that was in flight meanwhile) or one on a webhook its owner
+    // disabled has no retry, and is no news.
+    return failures === disableAfter ? "disabled" : "failed_final";
   }
   return retry && active ? "retry_scheduled" : "failed_final";
 }

@@ -10,12 +10,13 @@
  */
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import type { AddressInfo } from "node:net";
-import { getLogger } from "@logtape/logtape";
+import { getLogger, withContext } from "@logtape/logtape";
 import type { Config } from "../config.ts";
 import type { InboxDeps } from "../inboxes/service.ts";
 import { acceptsMail, prepareMessage, receiveMessage } from "../messages/receive.ts";
 import "./greeting_delay.ts";
 import { parseMessage } from "./parse.ts";
+import { smtpRefusalLogger } from "./refusal_log.ts";
 
 const log = getLogger(["inbox", "smtp"]);
 
@@ -140,7 +141,8 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
     // server also answers 552 itself for a stream that runs over, whatever onData says.
     size: maxBytes,
     rejectOversized: true,
-    logger: false,
+    // Every reply of 400 and up is logged at info (refusal_log.ts); nothing else smtp-server logs.
+    logger: smtpRefusalLogger(log),
     closeTimeout: CLOSE_TIMEOUT_MS,
     // One connection over this is answered "421 Too many connected clients" and closed.
     maxClients: deps.config.smtpMaxConnections,
@@ -149,32 +151,35 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
     onConnect(session, callback) {
       const address = session.remoteAddress;
       if (perAddress.admit(session.id, address)) return callback();
-      log.info("Refused an SMTP connection from {address}: {max} already open", { address, max: perAddress.max });
+      // Logged with the 421 it is answered with (refusal_log.ts).
       callback(smtpError(421, "Too many connections from your address, try again later"));
     },
     onClose(session) {
       perAddress.release(session.id);
     },
-    onRcptTo(address, _session, callback) {
-      acceptsMail(deps, address.address).then(
-        (ok) => callback(ok ? null : noSuchMailbox()),
-        (err) => {
-          log.error("RCPT check failed: {error}", { error: String(err) });
-          callback(localError());
-        },
-      );
+    // What a session's handlers log carries its id (`smtpSession`), as its refusals do.
+    onRcptTo(address, session, callback) {
+      withContext({ smtpSession: session.id }, () =>
+        acceptsMail(deps, address.address).then(
+          (ok) => callback(ok ? null : noSuchMailbox()),
+          (err) => {
+            log.error("RCPT check failed: {error}", { error: String(err) });
+            callback(localError());
+          },
+        ));
     },
     onData(stream, session, callback) {
       stream.on("error", () => {}); // A dropped connection ends the read below with an error.
-      readMessage(stream, maxBytes).then(async (raw) => {
-        if (!raw) {
-          return callback(smtpError(552, `Message exceeds the maximum size of ${maxBytes} bytes`));
-        }
-        callback(await ingest(deps, raw, session) ? null : noSuchMailbox());
-      }).catch((err) => {
-        log.error("Storing a message failed: {error}", { error: err instanceof Error ? err.stack : String(err) });
-        callback(localError());
-      });
+      withContext({ smtpSession: session.id }, () =>
+        readMessage(stream, maxBytes).then(async (raw) => {
+          if (!raw) {
+            return callback(smtpError(552, `Message exceeds the maximum size of ${maxBytes} bytes`));
+          }
+          callback(await ingest(deps, raw, session) ? null : noSuchMailbox());
+        }).catch((err) => {
+          log.error("Storing a message failed: {error}", { error: err instanceof Error ? err.stack : String(err) });
+          callback(localError());
+        }));
     },
   });
   // Without a listener an 'error' event would throw and end the process.
