@@ -29,9 +29,10 @@ const findAccountsRoute = createRoute({
   method: "get",
   path: "/admin/accounts",
   request: { query: AdminAccountQuerySchema },
+  // Every /admin method runs the body guards: a GET with a body that is not JSON is 415 too.
   responses: {
     200: jsonResponse("The accounts found (at most one)", AdminAccountListSchema),
-    ...errorResponses(400, 401, 404),
+    ...errorResponses(400, 401, 404, 413, 415),
   },
   security,
 });
