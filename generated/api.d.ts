@@ -518,7 +518,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Find an account by email (admin)
+         * @description The account with the given email, compared ignoring case, as a list of zero or one entries
+         *     (an unknown email is an empty list, not an error). Requires `ADMIN_TOKEN`.
+         */
+        get: operations["adminFindAccounts"];
         put?: never;
         /**
          * Create an account (admin)
@@ -852,6 +857,29 @@ export interface components {
             durationMs: number | null;
             /** @description Failure reason; null unless failed or cancelled. */
             error: string | null;
+            /**
+             * @description The URL the attempt was sent to: the webhook's `url` when the attempt was made (a later
+             *     change of the webhook does not rewrite it). Null while pending, and for an attempt
+             *     cancelled before it was sent.
+             */
+            url: string | null;
+            /**
+             * @description The exact JSON body of the attempt, byte for byte the text the signatures cover (the
+             *     same for every attempt and redelivery of one event). Headers, and so the signatures,
+             *     are not repeated here; the secret never appears.
+             */
+            requestBody: string;
+            /**
+             * @description The first 2,000 characters of the receiver's response body; null when there was no
+             *     response (pending, in flight, a timeout, a connection or TLS error).
+             */
+            responseBody: string | null;
+            /**
+             * Format: date-time
+             * @description When a pending attempt is due to be sent (for a retry, the time the retry schedule
+             *     chose); null unless `status` is `pending`.
+             */
+            nextAttemptAt: string | null;
             /** Format: date-time */
             createdAt: string;
         };
@@ -959,6 +987,9 @@ export interface components {
         };
         AdminAccountUpdateRequest: {
             plan: components["schemas"]["Plan"];
+        };
+        AdminAccountList: {
+            data: components["schemas"]["Account"][];
         };
         Health: {
             /** @description `ok` when healthy. */
@@ -1358,6 +1389,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "dev@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Credentials"];
             };
         };
@@ -1399,6 +1436,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "dev@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Credentials"];
             };
         };
@@ -1505,6 +1548,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "ci"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ApiKeyCreateRequest"];
             };
         };
@@ -1609,6 +1657,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/inbox-service",
+                 *       "events": [
+                 *         "message.received",
+                 *         "inbox.created"
+                 *       ],
+                 *       "secret": "whsec_change-me-to-a-long-random-string"
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookCreateRequest"];
             };
         };
@@ -2281,6 +2339,45 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
         };
     };
+    adminFindAccounts: {
+        parameters: {
+            query: {
+                /**
+                 * @description The account's email address (any letter case).
+                 * @example dev@example.com
+                 */
+                email: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The accounts found (at most one). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminAccountList"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: `email` missing or empty. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["AdminDisabled"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
     adminCreateAccount: {
         parameters: {
             query?: never;
@@ -2290,6 +2387,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "dev@example.com",
+                 *       "password": "correct horse battery",
+                 *       "plan": "business"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AdminAccountCreateRequest"];
             };
         };
@@ -2333,6 +2437,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "plan": "pro"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AdminAccountUpdateRequest"];
             };
         };

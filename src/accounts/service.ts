@@ -25,6 +25,13 @@ export async function createAccount(
   return account;
 }
 
+/** The account with this email (compared ignoring case), without its password hash. */
+export async function findAccountByEmail(db: Db, email: string): Promise<AccountRow | undefined> {
+  const found = await repo.findAccountByEmail(db, email);
+  // Rebuilt field by field so the password hash can never reach a response.
+  return found && { id: found.id, email: found.email, plan: found.plan, createdAt: found.createdAt };
+}
+
 /** Sets an account's plan; 404 ACCOUNT_NOT_FOUND when there is no such account. */
 export async function setPlan(db: Db, id: string, plan: Plan): Promise<AccountRow> {
   const account = await repo.updatePlan(db, id, plan);

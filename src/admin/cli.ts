@@ -1,6 +1,8 @@
 /**
  * `deno task admin <command>`: the operator interface from a shell, with the
- * same rules as `/admin` over HTTP (it calls the same account service).
+ * same rules as `/admin` over HTTP (it calls the same account service), plus
+ * the one-step bootstrap of a deployment: `create-api-key` prints a working
+ * key (the only place it ever appears; nothing here logs).
  */
 import { parseArgs } from "node:util";
 import type { z } from "zod";
@@ -9,8 +11,10 @@ import { type Database, type Db, openDatabase } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
 import { ApiError } from "../errors.ts";
 import { systemClock } from "../shared/clock.ts";
-import { createAccount, setPlan } from "../accounts/service.ts";
-import { findAccountByEmail, findAccountById } from "../accounts/repo.ts";
+import { createAccount, findAccountByEmail, setPlan } from "../accounts/service.ts";
+import { findAccountById } from "../accounts/repo.ts";
+import { createApiKey } from "../api_keys/service.ts";
+import { ApiKeyCreateRequestSchema } from "../api_keys/schemas.ts";
 import {
   type AccountRow,
   EmailSchema,
@@ -21,6 +25,9 @@ import {
   toAccountJson,
 } from "../accounts/schemas.ts";
 
+/** The name of a key made by `create-api-key` without `--name`. */
+const DEFAULT_KEY_NAME = "admin-cli";
+
 const USAGE = `Usage: deno task admin <command>
 
 Commands:
@@ -30,11 +37,23 @@ Commands:
       Sets an account's plan and prints the account as JSON.
   show <account id or email>
       Prints an account as JSON.
+  create-api-key --email <email> [--name <name>] [--create [--password <password>]]
+      Creates an API key for the account (Pro or Business plan) and prints the
+      key alone on stdout; it is shown this once. --name defaults to "${DEFAULT_KEY_NAME}".
+      With --create, an account that does not exist yet is created first, on the
+      business plan (with a random password unless --password is given: it
+      signs in with the key).
   help
       Prints this help.
 
 The database is the one the service uses: DATABASE_URL, or else the embedded
 database in DATA_DIR (default ./data), which only one process can open at a time.`;
+
+/** The plan of an account that `create-api-key --create` makes. */
+const BOOTSTRAP_PLAN: Plan = "business";
+
+/** Plans with API keys (spec: Pro and Business). */
+const KEY_PLANS: ReadonlySet<Plan> = new Set(["pro", "business"]);
 
 /** A mistake in how the command was called: usage is printed, exit code 2. */
 class UsageError extends Error {}
@@ -49,7 +68,8 @@ type Command =
   | { kind: "help" }
   | { kind: "create-account"; email: string; password: string; plan: Plan }
   | { kind: "set-plan"; account: string; plan: Plan }
-  | { kind: "show"; account: string };
+  | { kind: "show"; account: string }
+  | { kind: "create-api-key"; email: string; name: string; create: boolean; password: string | undefined };
 
 /** Runs one CLI command; returns the process exit code. */
 export async function runCli(
@@ -85,6 +105,10 @@ export async function runCli(
     db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
     // A fresh database (first run, or before the service ever started) works too.
     await migrate(db.sql);
+    if (command.kind === "create-api-key") {
+      out(await createKey(db.sql, command, err));
+      return 0;
+    }
     const account = await execute(db.sql, command);
     out(JSON.stringify(toAccountJson(account)));
     return 0;
@@ -99,7 +123,56 @@ export async function runCli(
   }
 }
 
-async function execute(sql: Db, command: Exclude<Command, { kind: "help" }>): Promise<AccountRow> {
+/**
+ * Issues a key for the account with `command.email` (made first on the
+ * business plan with `--create`); returns the key. What was done goes to
+ * `note` (stderr), without the key.
+ */
+async function createKey(
+  sql: Database["sql"],
+  command: Extract<Command, { kind: "create-api-key" }>,
+  note: Output,
+): Promise<string> {
+  let account = await findAccountByEmail(sql, command.email);
+  if (!account && command.create) {
+    try {
+      account = await createAccount(sql, systemClock, {
+        email: command.email,
+        password: command.password ?? crypto.getRandomValues(new Uint8Array(24)).toBase64({ alphabet: "base64url" }),
+        plan: BOOTSTRAP_PLAN,
+      });
+      note(`Created account ${account.id} (${account.email}) on the ${account.plan} plan.`);
+    } catch (e) {
+      // Another process created it meanwhile: use that one.
+      if (!(e instanceof ApiError && e.code === "EMAIL_TAKEN")) throw e;
+      account = await findAccountByEmail(sql, command.email);
+    }
+  }
+  if (!account) {
+    throw new ApiError(
+      404,
+      "ACCOUNT_NOT_FOUND",
+      `No account with the email ${command.email} (add --create to make one)`,
+    );
+  }
+  if (!KEY_PLANS.has(account.plan)) {
+    throw new ApiError(
+      403,
+      "PLAN_REQUIRED",
+      `API keys need the pro or business plan; ${account.email} is on ${account.plan} (deno task admin set-plan ${account.email} pro)`,
+    );
+  }
+  const created = await createApiKey(sql, systemClock, account.id, command.name);
+  note(
+    `Created API key ${created.id} ("${created.name}", ${created.keyPrefix}...) for ${account.email}; it is shown only once.`,
+  );
+  return created.key;
+}
+
+async function execute(
+  sql: Db,
+  command: Exclude<Command, { kind: "help" | "create-api-key" }>,
+): Promise<AccountRow> {
   switch (command.kind) {
     case "create-account":
       return await createAccount(sql, systemClock, command);
@@ -114,8 +187,7 @@ async function execute(sql: Db, command: Exclude<Command, { kind: "help" }>): Pr
 async function findAccount(sql: Db, ref: string): Promise<AccountRow> {
   const found = ref.includes("@") ? await findAccountByEmail(sql, ref) : await findAccountById(sql, ref);
   if (!found) throw new ApiError(404, "ACCOUNT_NOT_FOUND", "Account not found");
-  // Rebuilt field by field so the password hash can never reach the output.
-  return { id: found.id, email: found.email, plan: found.plan, createdAt: found.createdAt };
+  return found;
 }
 
 function parseCommand(args: string[]): Command {
@@ -152,12 +224,37 @@ function parseCommand(args: string[]): Command {
       const { positionals } = parse(rest, {}, 1);
       return { kind: "show", account: positionals[0]! };
     }
+    case "create-api-key": {
+      const { values } = parse(rest, {
+        email: { type: "string" },
+        name: { type: "string" },
+        create: { type: "boolean" },
+        password: { type: "string" },
+      }, 0);
+      if (values.email === undefined) throw new UsageError("create-api-key needs --email.");
+      if (values.password !== undefined && !values.create) {
+        throw new UsageError("--password only goes with --create (it is the new account's password).");
+      }
+      return {
+        kind: "create-api-key",
+        email: check(EmailSchema, values.email, `Invalid email address: ${values.email}`),
+        name: check(
+          ApiKeyCreateRequestSchema.shape.name,
+          values.name ?? DEFAULT_KEY_NAME,
+          "Key name must be 1 to 100 characters",
+        ),
+        create: values.create ?? false,
+        password: values.password === undefined
+          ? undefined
+          : check(PasswordSchema, values.password, "Password must be 8 to 256 characters"),
+      };
+    }
     default:
       throw new UsageError(`Unknown command: ${name}`);
   }
 }
 
-type OptionSpec = Record<string, { type: "string" }>;
+type OptionSpec = Record<string, { type: "string" | "boolean" }>;
 
 /** parseArgs in strict mode with exactly `positionalCount` positionals; any slip is a usage error. */
 function parse<T extends OptionSpec>(args: string[], options: T, positionalCount: number) {

@@ -15,10 +15,27 @@ import { errorResponses, IdParamSchema, jsonBody, jsonResponse } from "../http/s
 import { ApiError, unauthorized } from "../errors.ts";
 import { timingSafeEqualText } from "../shared/crypto.ts";
 import { AccountSchema, toAccountJson } from "../accounts/schemas.ts";
-import { createAccount, setPlan } from "../accounts/service.ts";
-import { AdminAccountCreateRequestSchema, AdminAccountUpdateRequestSchema } from "./schemas.ts";
+import { createAccount, findAccountByEmail, setPlan } from "../accounts/service.ts";
+import {
+  AdminAccountCreateRequestSchema,
+  AdminAccountListSchema,
+  AdminAccountQuerySchema,
+  AdminAccountUpdateRequestSchema,
+} from "./schemas.ts";
 
 const security = [{ adminToken: [] }];
+
+const findAccountsRoute = createRoute({
+  method: "get",
+  path: "/admin/accounts",
+  request: { query: AdminAccountQuerySchema },
+  // Every /admin method runs the body guards: a GET with a body that is not JSON is 415 too.
+  responses: {
+    200: jsonResponse("The accounts found (at most one)", AdminAccountListSchema),
+    ...errorResponses(400, 401, 404, 413, 415),
+  },
+  security,
+});
 
 const createAccountRoute = createRoute({
   method: "post",
@@ -52,7 +69,10 @@ export function adminRoutes(
 ): OpenAPIHono<AppEnv> {
   const app = createRouter();
   app.use("/admin/*", adminGuard(deps.config.adminToken), ...bodyGuards(deps.config.maxBodyBytes));
-  return app.openapi(createAccountRoute, async (c) => {
+  return app.openapi(findAccountsRoute, async (c) => {
+    const account = await findAccountByEmail(deps.sql, c.req.valid("query").email);
+    return c.json({ data: account ? [toAccountJson(account)] : [] }, 200);
+  }).openapi(createAccountRoute, async (c) => {
     const account = await createAccount(deps.sql, deps.clock, c.req.valid("json"));
     return c.json(toAccountJson(account), 201);
   }).openapi(updateAccountRoute, async (c) => {

@@ -288,6 +288,8 @@ export interface InboxServiceClient {
   };
   /** Operator calls; they need `adminToken`. */
   admin: {
+    /** The account with this email (ignoring case): `data` holds it, or nothing. */
+    findAccounts(email: string): ApiResult<"/admin/accounts", "get">;
     createAccount(body: Schemas["AdminAccountCreateRequest"]): ApiResult<"/admin/accounts", "post">;
     updateAccount(
       accountId: string,
@@ -497,6 +499,7 @@ export function createClient(options: ClientOptions): InboxServiceClient {
 
     /** Operator calls; they need `adminToken`. */
     admin: {
+      findAccounts: (email: string) => raw.GET("/admin/accounts", { params: { query: { email } } }),
       createAccount: (body: Schemas["AdminAccountCreateRequest"]) => raw.POST("/admin/accounts", { body }),
       updateAccount: (accountId: string, body: Schemas["AdminAccountUpdateRequest"]) =>
         raw.PATCH("/admin/accounts/{id}", { params: id(accountId), body }),

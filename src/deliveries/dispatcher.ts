@@ -20,6 +20,9 @@ const log = getLogger(["inbox", "deliveries"]);
 /** Spec 6.3: consecutive failures that disable a webhook. */
 export const DISABLE_AFTER_FAILURES = 5;
 
+/** How much of a receiver's answer the delivery log keeps, in characters. */
+export const LOGGED_RESPONSE_CHARS = 2_000;
+
 /** What the dispatcher needs. */
 export interface DispatcherDeps {
   sql: Sql;
@@ -117,6 +120,7 @@ export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verd
     responseStatus: verdict.responseStatus,
     durationMs: verdict.durationMs,
     error: verdict.ok ? null : verdict.reason,
+    responseBody: verdict.responseBody,
     finishedAt: now,
   };
   // A lost claim (the lease ran out and another worker took the attempt
@@ -136,7 +140,7 @@ export async function deliver(
 ): Promise<{ verdict: Verdict; recorded: Recorded }> {
   let verdict: Verdict;
   try {
-    verdict = judge(await deps.http.send(await prepare(deps, d)));
+    verdict = judge(await deps.http.send(await prepare(deps, d), LOGGED_RESPONSE_CHARS));
   } catch (err) {
     // A secret that no longer decrypts (rotated key) is the operator's problem
     // to see, and the receiver's attempt a failure, not a crash of the queue.
@@ -146,10 +150,12 @@ export async function deliver(
       reason: `Could not prepare the delivery: ${(err as Error).message}`,
       durationMs: 0,
       retryAfterSeconds: undefined,
+      responseBody: null,
     };
   }
   const recorded = await recordWithRetry(deps, d, verdict);
-  // The queue runs each attempt with its delivery and webhook ids as log context.
+  // The queue runs each attempt with its delivery and webhook ids as log
+  // context. Never the URL (it may hold a token), the body or the secret.
   if (verdict.ok) {
     log.debug("Delivered event {eventId} (attempt {attempt}): HTTP {status} in {ms} ms", {
       eventId: d.eventId,
@@ -159,6 +165,7 @@ export async function deliver(
     });
   } else {
     log.warn("Delivery of event {eventId} failed (attempt {attempt}): {reason}; {recorded}", {
+      accountId: d.accountId,
       eventId: d.eventId,
       attempt: d.attempt,
       reason: verdict.reason,
@@ -166,6 +173,7 @@ export async function deliver(
     });
     if (recorded === "disabled") {
       log.error("Webhook {webhookId} disabled after {failures} consecutive failures", {
+        accountId: d.accountId,
         webhookId: d.webhookId,
         failures: DISABLE_AFTER_FAILURES,
       });

@@ -154,7 +154,8 @@ export async function markInFlightWithinCaps(
       ) AS slot
       FROM fit_webhook fw WHERE fw.slot <= ${caps.perWebhook}
     )
-    UPDATE deliveries d SET status = 'in_flight', claimed_by = ${worker}, lease_until = ${leaseUntil}
+    -- The URL is the attempt's from here on: the log shows where it went, whatever the webhook's URL later.
+    UPDATE deliveries d SET status = 'in_flight', claimed_by = ${worker}, lease_until = ${leaseUntil}, url = w.url
     FROM fit_all c, events e, webhooks w
     WHERE c.slot <= ${caps.perTrigger} AND d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
     RETURNING d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type AS event_type, e.payload,
@@ -195,6 +196,8 @@ export interface AttemptResult {
   responseStatus: number | null;
   durationMs: number;
   error: string | null;
+  /** The start of the receiver's answer (the log keeps it); null when there was none. */
+  responseBody: string | null;
   finishedAt: Date;
 }
 
@@ -213,11 +216,12 @@ export async function recordSuccesses(db: Db, worker: string, results: AttemptRe
         ${results.map((r) => r.id)}::text[],
         ${results.map((r) => String(r.responseStatus))}::int[],
         ${results.map((r) => String(r.durationMs))}::int[],
-        ${results.map((r) => r.finishedAt.toISOString())}::timestamptz[]
-      ) AS r(id, response_status, duration_ms, finished_at)
+        ${results.map((r) => r.finishedAt.toISOString())}::timestamptz[],
+        ${results.map((r) => r.responseBody)}::text[]
+      ) AS r(id, response_status, duration_ms, finished_at, response_body)
     ), d AS (
       UPDATE deliveries SET status = 'succeeded', response_status = r.response_status, duration_ms = r.duration_ms,
-        error = NULL, finished_at = r.finished_at, lease_until = NULL
+        error = NULL, finished_at = r.finished_at, lease_until = NULL, response_body = r.response_body
       FROM r
       WHERE deliveries.id = r.id AND deliveries.status = 'in_flight' AND deliveries.claimed_by = ${worker}
       RETURNING deliveries.id, deliveries.webhook_id, r.finished_at
@@ -245,10 +249,12 @@ export async function recordFailure(
   disableAfter: number,
   retry: { id: string; runAt: Date } | undefined,
 ): Promise<FailureRecorded> {
-  const rows = await db<{ held: number; active: boolean | null; webhookId: string | null }[]>`
+  const rows = await db<
+    { held: number; active: boolean | null; failures: number | null; webhookId: string | null }[]
+  >`
     WITH d AS (
       UPDATE deliveries SET status = 'failed', response_status = ${r.responseStatus}, duration_ms = ${r.durationMs},
-        error = ${r.error}, finished_at = ${r.finishedAt}, lease_until = NULL
+        error = ${r.error}, finished_at = ${r.finishedAt}, lease_until = NULL, response_body = ${r.responseBody}
       WHERE id = ${r.id} AND status = 'in_flight' AND claimed_by = ${r.worker}
       RETURNING webhook_id, event_id, attempt
     ), w AS (
@@ -256,7 +262,7 @@ export async function recordFailure(
         last_failure_at = ${r.finishedAt}, last_failure_reason = ${r.error},
         active = active AND failure_count + 1 < ${disableAfter}
       WHERE id IN (SELECT webhook_id FROM d)
-      RETURNING id, active
+      RETURNING id, active, failure_count
     ), cancelled AS (
       UPDATE deliveries SET status = 'cancelled', finished_at = ${r.finishedAt}
       WHERE status = 'pending' AND webhook_id IN (SELECT id FROM w WHERE NOT active)
@@ -268,8 +274,8 @@ export async function recordFailure(
       WHERE w.active AND ${retry !== undefined}
     )
     SELECT (SELECT count(*)::int FROM d) AS held, (SELECT active FROM w) AS active,
-      (SELECT webhook_id FROM d) AS webhook_id`;
-  const { held, active, webhookId } = rows[0]!;
+      (SELECT failure_count FROM w) AS failures, (SELECT webhook_id FROM d) AS webhook_id`;
+  const { held, active, failures, webhookId } = rows[0]!;
   if (held === 0) return "lost";
   if (active === false) {
     // Again, in a statement of its own: the CTE above saw the table as it was
@@ -278,7 +284,10 @@ export async function recordFailure(
     // pending. A fresh snapshot now sees it; later failures see active=false
     // and queue no retry.
     await cancelPendingForWebhook(db, webhookId!, r.finishedAt);
-    return "disabled";
+    // Only the failure that reached the limit disabled it: a later one (an
+    // attempt that was in flight meanwhile) or one on a webhook its owner
+    // disabled has no retry, and is no news.
+    return failures === disableAfter ? "disabled" : "failed_final";
   }
   return retry && active ? "retry_scheduled" : "failed_final";
 }
@@ -332,8 +341,20 @@ export interface DeliveryLogRow {
   responseStatus: number | null;
   durationMs: number | null;
   error: string | null;
+  /** Where the attempt went; null until it is claimed for sending. */
+  url: string | null;
+  /** The event's payload: the exact body every attempt of the event sends and signs. */
+  requestBody: string;
+  responseBody: string | null;
+  /** When a pending attempt is due; null in any other status. */
+  nextAttemptAt: Date | null;
   createdAt: Date;
 }
+
+/** The delivery log's columns, of `deliveries d JOIN events e`. */
+const LOG_COLUMNS = `d.id, d.event_id, e.type AS event_type, d.attempt, d.status, d.response_status, d.duration_ms,
+  d.error, d.url, e.payload AS request_body, d.response_body,
+  CASE WHEN d.status = 'pending' THEN d.run_at END AS next_attempt_at, d.created_at`;
 
 /** A webhook's attempts, newest first, after the cursor position (createdAt, seq). */
 export async function listAttempts(
@@ -343,8 +364,7 @@ export async function listAttempts(
   after: { createdAt: Date; seq: string } | undefined,
 ): Promise<(DeliveryLogRow & { seq: string })[]> {
   return await db<(DeliveryLogRow & { seq: string })[]>`
-    SELECT d.id, d.seq, d.event_id, e.type AS event_type, d.attempt, d.status, d.response_status, d.duration_ms,
-      d.error, d.created_at
+    SELECT d.seq, ${db.unsafe(LOG_COLUMNS)}
     FROM deliveries d JOIN events e ON e.id = d.event_id
     WHERE d.webhook_id = ${webhookId}
       ${after ? db`AND (d.created_at, d.seq) < (${after.createdAt}, ${after.seq}::bigint)` : db``}
@@ -385,8 +405,7 @@ export async function queueStats(db: Db, now: Date): Promise<{ pending: number; 
 /** One attempt as the log shows it. */
 export async function findLogRow(db: Db, id: string): Promise<DeliveryLogRow | undefined> {
   const rows = await db<DeliveryLogRow[]>`
-    SELECT d.id, d.event_id, e.type AS event_type, d.attempt, d.status, d.response_status, d.duration_ms, d.error,
-      d.created_at
+    SELECT ${db.unsafe(LOG_COLUMNS)}
     FROM deliveries d JOIN events e ON e.id = d.event_id
     WHERE d.id = ${id}`;
   return rows[0];

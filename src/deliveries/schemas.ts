@@ -21,6 +21,10 @@ export const DeliverySchema = z.object({
   responseStatus: z.number().int().nullable(),
   durationMs: z.number().int().nullable(),
   error: z.string().nullable(),
+  url: z.string().nullable(),
+  requestBody: z.string(),
+  responseBody: z.string().nullable(),
+  nextAttemptAt: z.iso.datetime().nullable(),
   createdAt: z.iso.datetime(),
 }).openapi("Delivery");
 
@@ -40,6 +44,10 @@ export function toDeliveryJson(r: DeliveryLogRow): z.infer<typeof DeliverySchema
     responseStatus: r.responseStatus,
     durationMs: r.durationMs,
     error: r.error,
+    url: r.url,
+    requestBody: r.requestBody,
+    responseBody: r.responseBody,
+    nextAttemptAt: r.nextAttemptAt?.toISOString() ?? null,
     createdAt: r.createdAt.toISOString(),
   };
 }

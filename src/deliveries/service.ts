@@ -1,4 +1,5 @@
 /** The delivery features a user calls: the test endpoint, the delivery log, redelivery. */
+import { getLogger } from "@logtape/logtape";
 import type { Sql } from "../db/client.ts";
 import { ApiError, notFound } from "../errors.ts";
 import type { Clock } from "../shared/clock.ts";
@@ -12,6 +13,9 @@ import { judge } from "./verdict.ts";
 import type { DispatcherDeps } from "./dispatcher.ts";
 import type { Outbox } from "./outbox.ts";
 import * as repo from "./repo.ts";
+
+// Lines written here carry the request's id (the request_id middleware's log context).
+const log = getLogger(["inbox", "deliveries"]);
 
 /** Spec 4.2: the test endpoint's responseBody is cut at 500 characters. */
 export const TEST_BODY_LIMIT = 500;
@@ -48,6 +52,11 @@ export async function sendTestEvent(deps: DispatcherDeps, webhook: WebhookRow): 
   });
   const outcome = await deps.http.send(request, TEST_BODY_LIMIT);
   const verdict = judge(outcome);
+  log.info("Test event sent to webhook {webhookId}: {outcome} in {ms} ms", {
+    webhookId: webhook.id,
+    outcome: verdict.ok ? `HTTP ${verdict.responseStatus}` : verdict.reason,
+    ms: outcome.durationMs,
+  });
   if (outcome.kind === "error") {
     return {
       success: false,
@@ -93,5 +102,11 @@ export async function redeliver(
     throw new ApiError(400, "WEBHOOK_INACTIVE", "Webhook is inactive: enable it first (PATCH active: true)");
   }
   const id = await deps.outbox.requeue(original.eventId, webhook.id, deps.clock.now());
+  log.info("Event {eventId} queued again for webhook {webhookId} as delivery {deliveryId} (redelivery of {of})", {
+    eventId: original.eventId,
+    webhookId: webhook.id,
+    deliveryId: id,
+    of: original.id,
+  });
   return (await repo.findLogRow(deps.sql, id))!;
 }

@@ -6,16 +6,30 @@
  */
 import type { SendOutcome } from "./http_client.ts";
 
-/** A receiver's answer judged: any 2xx is a success, anything else a failure with a reason. */
+/**
+ * A receiver's answer judged: any 2xx is a success, anything else a failure
+ * with a reason. `responseBody` is the start of the answer as the delivery log
+ * keeps it (storable text); null when there was no answer.
+ */
 export type Verdict =
-  | { ok: true; responseStatus: number; durationMs: number }
+  | { ok: true; responseStatus: number; durationMs: number; responseBody: string | null }
   | {
     ok: false;
     responseStatus: number | null;
     reason: string;
     durationMs: number;
     retryAfterSeconds: number | undefined;
+    responseBody: string | null;
   };
+
+/**
+ * A response body as text PostgreSQL can store: NUL (which a text column
+ * refuses) becomes U+FFFD, as does a surrogate half that a cut at a character
+ * limit left at the end.
+ */
+export function storableText(text: string): string {
+  return text.replaceAll("\0", "\uFFFD").toWellFormed();
+}
 
 /** Judges the outcome of a send. Redirects are failures: they are never followed. */
 export function judge(outcome: SendOutcome): Verdict {
@@ -26,10 +40,12 @@ export function judge(outcome: SendOutcome): Verdict {
       reason: outcome.reason,
       durationMs: outcome.durationMs,
       retryAfterSeconds: undefined,
+      responseBody: null,
     };
   }
   const { status, durationMs } = outcome;
-  if (status >= 200 && status < 300) return { ok: true, responseStatus: status, durationMs };
+  const responseBody = storableText(outcome.body);
+  if (status >= 200 && status < 300) return { ok: true, responseStatus: status, durationMs, responseBody };
   const reason = status >= 300 && status < 400 ? `HTTP ${status}: redirect not followed` : `HTTP ${status}`;
   return {
     ok: false,
@@ -37,6 +53,7 @@ export function judge(outcome: SendOutcome): Verdict {
     reason,
     durationMs,
     retryAfterSeconds: parseRetryAfter(outcome.retryAfter),
+    responseBody,
   };
 }
 

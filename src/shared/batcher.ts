@@ -11,6 +11,7 @@
  * (bytes, say), so one large item still goes alone. A failed batch rejects
  * every caller of its batch.
  */
+import { withoutContext } from "./log.ts";
 
 /** Runs a batch; resolves to one output per item, in the items' order. */
 export type RunBatch<I, O> = (items: I[]) => Promise<O[]>;
@@ -51,7 +52,8 @@ export class Batcher<I, O> {
   submit(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ item, resolve, reject });
-      if (this.#running < this.#concurrency) void this.#drain();
+      // The batch runs for every item in it: not in the log context of whichever submitted first.
+      if (this.#running < this.#concurrency) void withoutContext(() => this.#drain());
     });
   }
 

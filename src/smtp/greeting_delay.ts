@@ -9,16 +9,23 @@
  *
  * smtp-server offers no option for it, so this replaces the one method that
  * arms the timer, `SMTPConnection.prototype.init`, with the same steps and
- * the configured delay. It is installed once, when this module loads; the
- * SMTP tests hold the behaviour (an early talker is refused with a delay,
- * greeted without one), so an upgrade of smtp-server that changes `init`
- * shows there.
+ * the configured delay (and the client's address given to the logger before
+ * a refusal over SMTP_MAX_CONNECTIONS, so that the refusal's line names it).
+ * It is installed once, when this module loads; the SMTP tests hold the
+ * behaviour (an early talker is refused with a delay, greeted without one),
+ * so an upgrade of smtp-server that changes `init` shows there.
  */
 import { SMTPConnection } from "smtp-server/lib/smtp-connection.js";
 
 /** The parts of smtp-server's connection that `init` uses (internal, untyped). */
 interface ConnectionInternals {
-  _server: { options: { maxClients?: number; greetingDelayMs?: number }; connections: Set<unknown> };
+  _server: {
+    options: { maxClients?: number; greetingDelayMs?: number };
+    connections: Set<unknown>;
+    logger: { info(entry: Record<string, unknown>, message: string, ...args: unknown[]): void };
+  };
+  id: string;
+  remoteAddress: string;
   _setListeners(callback: () => void): void;
   send(code: number, message: string, context?: unknown): void;
   connectionReady(): void;
@@ -31,6 +38,8 @@ prototype.init = function (this: ConnectionInternals) {
   this._setListeners(() => {
     const options = this._server.options;
     if (options.maxClients && this._server.connections.size > options.maxClients) {
+      // The address, for the refusal's log line (refusal_log.ts): no other line named it yet.
+      this._server.logger.info({ tnx: "connection", cid: this.id, host: this.remoteAddress }, "Refused %s", this.id);
       return this.send(421, this.name + " Too many connected clients, try again in a moment", false);
     }
     const delay = options.greetingDelayMs ?? 0;

@@ -10,12 +10,13 @@
  */
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import type { AddressInfo } from "node:net";
-import { getLogger } from "@logtape/logtape";
+import { getLogger, withContext } from "@logtape/logtape";
 import type { Config } from "../config.ts";
 import type { InboxDeps } from "../inboxes/service.ts";
 import { createReceiver, prepareMessage, type Receiver } from "../messages/receive.ts";
 import "./greeting_delay.ts";
 import { parseMessage } from "./parse.ts";
+import { smtpRefusalLogger } from "./refusal_log.ts";
 
 const log = getLogger(["inbox", "smtp"]);
 
@@ -121,7 +122,8 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
     // server also answers 552 itself for a stream that runs over, whatever onData says.
     size: maxBytes,
     rejectOversized: true,
-    logger: false,
+    // Every reply of 400 and up is logged at info (refusal_log.ts); nothing else smtp-server logs.
+    logger: smtpRefusalLogger(log),
     closeTimeout: CLOSE_TIMEOUT_MS,
     // One connection over this is answered "421 Too many connected clients" and closed.
     maxClients: deps.config.smtpMaxConnections,
@@ -131,29 +133,32 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
       const address = session.remoteAddress;
       // This connection is in the set already.
       if (openFrom(server, address) <= maxPerAddress) return callback();
-      log.info("Refused an SMTP connection from {address}: {max} already open", { address, max: maxPerAddress });
+      // Logged with the 421 it is answered with (refusal_log.ts).
       callback(smtpError(421, "Too many connections from your address, try again later"));
     },
-    onRcptTo(address, _session, callback) {
-      receiver.accepts(address.address).then(
-        (ok) => callback(ok ? null : noSuchMailbox()),
-        (err) => {
-          log.error("RCPT check failed: {error}", { error: String(err) });
-          callback(localError());
-        },
-      );
+    // What a session's handlers log carries its id (`smtpSession`), as its refusals do.
+    onRcptTo(address, session, callback) {
+      withContext({ smtpSession: session.id }, () =>
+        receiver.accepts(address.address).then(
+          (ok) => callback(ok ? null : noSuchMailbox()),
+          (err) => {
+            log.error("RCPT check failed: {error}", { error: String(err) });
+            callback(localError());
+          },
+        ));
     },
     onData(stream, session, callback) {
       stream.on("error", () => {}); // A dropped connection ends the read below with an error.
-      readMessage(stream, maxBytes).then(async (raw) => {
-        if (!raw) {
-          return callback(smtpError(552, `Message exceeds the maximum size of ${maxBytes} bytes`));
-        }
-        callback(await ingest(receiver, raw, session) ? null : noSuchMailbox());
-      }).catch((err) => {
-        log.error("Storing a message failed: {error}", { error: err instanceof Error ? err.stack : String(err) });
-        callback(localError());
-      });
+      withContext({ smtpSession: session.id }, () =>
+        readMessage(stream, maxBytes).then(async (raw) => {
+          if (!raw) {
+            return callback(smtpError(552, `Message exceeds the maximum size of ${maxBytes} bytes`));
+          }
+          callback(await ingest(receiver, raw, session) ? null : noSuchMailbox());
+        }).catch((err) => {
+          log.error("Storing a message failed: {error}", { error: err instanceof Error ? err.stack : String(err) });
+          callback(localError());
+        }));
     },
   });
   let listening = false;

@@ -19,6 +19,7 @@ Deno.test("operator API", async (t) => {
           auth: ADMIN_TOKEN,
         }],
         ["/admin/accounts/x", { method: "PATCH", json: { plan: "pro" }, auth: ADMIN_TOKEN }],
+        ["/admin/accounts?email=a@example.com", { method: "GET", auth: ADMIN_TOKEN }],
         ["/admin/anything", { method: "GET" }],
         ["/admin", { method: "GET" }],
       ];
@@ -54,6 +55,7 @@ Deno.test("operator API", async (t) => {
         401,
         "UNAUTHORIZED",
       );
+      await expectError(await app.request("/admin/accounts?email=nobody@example.com"), 401, "UNAUTHORIZED");
       const body = await expectError(await app.request("/admin/anything"), 401, "UNAUTHORIZED");
       assert.equal(body.error, "Unauthorized");
       const count = await db.sql`SELECT count(*)::int AS n FROM accounts`;
@@ -82,6 +84,28 @@ Deno.test("operator API", async (t) => {
       assert.equal(login.status, 200);
       assert.equal((await login.json()).plan, "pro");
     });
+
+    await t.step(
+      "GET /admin/accounts?email= finds the account, ignoring case; an unknown email is an empty list",
+      async () => {
+        const find = (query: string) => app.request(`/admin/accounts${query}`, { auth: ADMIN_TOKEN });
+        const res = await find(`?email=${encodeURIComponent("OP@example.COM")}`);
+        assert.equal(res.status, 200);
+        const text = await res.text();
+        const body = JSON.parse(text);
+        assert.deepEqual(Object.keys(body), ["data"]);
+        assert.equal(body.data.length, 1);
+        assert.deepEqual(Object.keys(body.data[0]).sort(), ["createdAt", "email", "id", "plan"]);
+        assert.equal(body.data[0].id, id);
+        assert.equal(body.data[0].email, "Op@Example.com");
+        assert.equal(body.data[0].plan, "pro");
+        assert.doesNotMatch(text, /scrypt|password/i);
+
+        assert.deepEqual(await (await find("?email=nobody@example.com")).json(), { data: [] });
+        await expectError(await find(""), 400, "VALIDATION_ERROR");
+        await expectError(await find("?email="), 400, "VALIDATION_ERROR");
+      },
+    );
 
     await t.step("a duplicate email is 400 EMAIL_TAKEN", async () => {
       const body = await expectError(

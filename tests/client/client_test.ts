@@ -96,13 +96,15 @@ Deno.test("the client drives every operation of the real service", async (t) => 
       assert.deepEqual(ok(await anonymous.ready(), 200), { status: "ok" });
     });
 
-    await t.step("admin: create an account and change its plan", async () => {
+    await t.step("admin: create an account, find it by email and change its plan", async () => {
       const wrong = client({ adminToken: "not-the-admin-token-000" });
       expectError(await wrong.admin.createAccount({ email, password: PASSWORD, plan: "pro" }), 401, "UNAUTHORIZED");
       const admin = client({ adminToken: ADMIN_TOKEN });
       const created = ok(await admin.admin.createAccount({ email, password: PASSWORD, plan: "pro" }), 201);
       assert.equal(created.plan, "pro");
       accountId = created.id;
+      assert.deepEqual(ok(await admin.admin.findAccounts(email.toUpperCase()), 200), { data: [created] });
+      assert.deepEqual(ok(await admin.admin.findAccounts("nobody@example.com"), 200), { data: [] });
       const updated = ok(await admin.admin.updateAccount(accountId, { plan: "business" }), 200);
       assert.deepEqual(updated, { ...created, plan: "business" });
       expectError(await admin.admin.updateAccount("acc_missing", { plan: "pro" }), 404, "ACCOUNT_NOT_FOUND");

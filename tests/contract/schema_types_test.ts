@@ -14,7 +14,11 @@ import type { z } from "zod";
 import type { components } from "../../generated/api.d.ts";
 import { type AccountSchema, CredentialsSchema, type PlanSchema } from "../../src/accounts/schemas.ts";
 import { type ApiKeyCreatedSchema, type ApiKeyCreateRequestSchema, ApiKeySchema } from "../../src/api_keys/schemas.ts";
-import type { AdminAccountCreateRequestSchema, AdminAccountUpdateRequestSchema } from "../../src/admin/schemas.ts";
+import type {
+  AdminAccountCreateRequestSchema,
+  AdminAccountListSchema,
+  AdminAccountUpdateRequestSchema,
+} from "../../src/admin/schemas.ts";
 import { type ErrorDetailSchema, ErrorSchema, type SuccessSchema } from "../../src/http/schemas.ts";
 import type * as W from "../../src/webhooks/schemas.ts";
 import type * as D from "../../src/deliveries/schemas.ts";
@@ -51,6 +55,7 @@ const _adminCreate: Equals<z.input<typeof AdminAccountCreateRequestSchema>, Sche
   true;
 const _adminUpdate: Equals<z.input<typeof AdminAccountUpdateRequestSchema>, Schemas["AdminAccountUpdateRequest"]> =
   true;
+const _adminList: Equals<z.output<typeof AdminAccountListSchema>, Schemas["AdminAccountList"]> = true;
 
 // Webhooks.
 const _eventType: Equals<z.output<typeof W.EventTypeSchema>, Schemas["EventType"]> = true;

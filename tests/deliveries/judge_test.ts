@@ -31,6 +31,7 @@ Deno.test("no response is a failure with the client's reason and no status", () 
     reason: "Timed out after 10000 ms",
     durationMs: 10_000,
     retryAfterSeconds: undefined,
+    responseBody: null,
   });
 });
 
@@ -42,4 +43,14 @@ Deno.test("Retry-After: seconds or an HTTP date", () => {
   assert.equal(parseRetryAfter("Wed, 31 Dec 2025 00:00:00 GMT", now), 0);
   assert.equal(parseRetryAfter("soon"), undefined);
   assert.equal(parseRetryAfter(undefined), undefined);
+});
+
+Deno.test("the answer's body is kept as storable text: NUL and a cut surrogate half become U+FFFD", () => {
+  const body = "ok\u0000then \ud83d"; // a NUL, and the first half of an emoji cut at the limit
+  const v = judge({ kind: "response", status: 500, body, retryAfter: undefined, durationMs: 3 });
+  assert.equal(v.responseBody, "ok\uFFFDthen \uFFFD");
+  assert.equal(
+    judge({ kind: "response", status: 200, body: "fine", retryAfter: undefined, durationMs: 3 }).responseBody,
+    "fine",
+  );
 });

@@ -16,7 +16,7 @@ import { createWebhook } from "../_helpers/app.ts";
 import { claimExactly, type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
 
 const WORKER = "test-host:1:record";
-const SUCCESS: Verdict = { ok: true, responseStatus: 204, durationMs: 12 };
+const SUCCESS: Verdict = { ok: true, responseStatus: 204, durationMs: 12, responseBody: "" };
 
 /** `sql` whose first `failures` queries fail as if the server had gone away. */
 function flaky(sql: Sql, failures: number): { sql: Sql; calls: () => number } {
@@ -86,6 +86,7 @@ Deno.test("a failure is recorded after a blip too, with its retry queued once", 
       reason: "HTTP 500",
       durationMs: 5,
       retryAfterSeconds: undefined,
+      responseBody: "down",
     };
     assert.equal(await recordWithRetry(deps, d, verdict), "retry_scheduled");
     const rows = await f.db.sql<{ status: string; attempt: number }[]>`

@@ -9,8 +9,8 @@ import { createWebhook } from "../_helpers/app.ts";
 import { T0 } from "../_helpers/clock.ts";
 import { claimExactly, deliveryFixture, emitInboxCreated } from "./_support.ts";
 
-function result(id: string, finishedAt = new Date(0)): repo.AttemptResult {
-  return { id, worker: "w", responseStatus: 200, durationMs: 3, error: null, finishedAt };
+function result(id: string, finishedAt = new Date(0), responseBody: string | null = "ok"): repo.AttemptResult {
+  return { id, worker: "w", responseStatus: 200, durationMs: 3, error: null, responseBody, finishedAt };
 }
 
 /** A write that waits until released, recording every batch it was given. */
@@ -87,20 +87,27 @@ Deno.test("recordSuccesses closes the held attempts in one statement and skips o
     const early = new Date(T0 + 1_000);
     const late = new Date(T0 + 2_000);
     const recorded = await repo.recordSuccesses(f.db.sql, "me", [
-      result(ids[0]!, late),
-      result(ids[1]!, early),
+      result(ids[0]!, late, 'first, with "quotes", {braces} and \\ a backslash'),
+      result(ids[1]!, early, null),
       result(ids[2]!, late),
     ]);
     assert.deepEqual([...recorded].sort(), ids.slice(0, 2).sort());
     const after = await f.db.sql<
-      { id: string; status: string; responseStatus: number | null; leaseUntil: Date | null }[]
+      {
+        id: string;
+        status: string;
+        responseStatus: number | null;
+        leaseUntil: Date | null;
+        responseBody: string | null;
+      }[]
     >`
-      SELECT id, status, response_status, lease_until FROM deliveries WHERE id = ANY(${ids}) ORDER BY event_id`;
-    assert.deepEqual(after.map((r) => [r.status, r.responseStatus, r.leaseUntil]), [
-      ["succeeded", 200, null],
-      ["succeeded", 200, null],
-      ["in_flight", null, lease],
-    ]);
+      SELECT id, status, response_status, lease_until, response_body FROM deliveries WHERE id = ANY(${ids})
+      ORDER BY event_id`;
+    assert.deepEqual(after.map((r) => [r.status, r.responseStatus, r.leaseUntil, r.responseBody]), [
+      ["succeeded", 200, null, 'first, with "quotes", {braces} and \\ a backslash'],
+      ["succeeded", 200, null, null],
+      ["in_flight", null, lease, null],
+    ], "each success keeps its own response body, in one statement for the batch");
     const [hook] = await f.db.sql<{ failureCount: number; lastTriggeredAt: Date }[]>`
       SELECT failure_count, last_triggered_at FROM webhooks WHERE id = ${webhookId}`;
     assert.equal(hook!.failureCount, 0, "the run of failures ended");

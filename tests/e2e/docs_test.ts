@@ -2,7 +2,9 @@
  * The API reference as a person sees it: headless Chromium loads /docs from
  * the real service with every request to another origin aborted (so it must
  * work offline: Scalar's bundle comes from /docs/scalar.js), the operations and
- * the webhook event payloads render, and screenshots are saved to
+ * the webhook event payloads render, "Test Request" sends an operation's
+ * example to the host and port that served the page (the service listens on a
+ * random port, never the default 8000), and screenshots are saved to
  * tests/e2e/out/. The page runs within its Content-Security-Policy: no
  * violation is reported while it renders, and an injected script is refused.
  * Needs Debian's chromium (`apt-get install -y chromium`) at
@@ -10,6 +12,7 @@
  */
 import assert from "node:assert/strict";
 import { chromium } from "npm:playwright-core@1.65.1";
+import { openApiDocument } from "../../src/service/openapi_document.ts";
 import { createTestDb } from "../_helpers/db.ts";
 import { startApp } from "../_helpers/app.ts";
 
@@ -25,7 +28,7 @@ const GROUPS: Record<string, string[]> = {
   Inboxes: ["Create an inbox", "List inboxes", "Delete an inbox"],
   Messages: ["Wait for a message", "List messages", "Get a message", "Get the raw message", "Download an attachment"],
   Events: ["List events", "Stream events"],
-  Admin: ["Create an account (admin)"],
+  Admin: ["Find an account by email (admin)", "Create an account (admin)"],
   Service: ["Liveness probe", "Readiness probe"],
 };
 /** The `webhooks` section of openapi.yaml: one entry per event type. */
@@ -107,6 +110,25 @@ Deno.test("GET /docs renders the API reference offline in Chromium", async () =>
     }
     await page.getByText('"messageId"').first().waitFor(); // the example payload
     await page.screenshot({ path: new URL("docs-webhook.png", OUT).pathname });
+
+    // "Test Request": the server URL is relative, so the request goes to the origin that served
+    // the page, with the operation's example body, which the service accepts.
+    await page.getByText("Register an account", { exact: true }).first().click(); // the sidebar entry
+    const register = page.locator('[id$="tag/auth/POST/api/auth/register"]').first();
+    await register.getByRole("button", { name: /Test Request/ }).click();
+    const answered = page.waitForResponse((r) =>
+      r.request().method() === "POST" && new URL(r.url()).pathname === "/api/auth/register"
+    );
+    await page.getByRole("button", { name: /^Send/ }).first().click();
+    const answer = await answered;
+    assert.equal(new URL(answer.url()).origin, origin, "sent to the host and port that served /docs");
+    const paths = openApiDocument.paths as Record<string, Record<string, Record<string, unknown>>>;
+    const content = (paths["/api/auth/register"]!.post!.requestBody as Record<string, unknown>).content;
+    const example = (content as Record<string, { example: unknown }>)["application/json"]!.example;
+    assert.deepEqual(JSON.parse(answer.request().postData() ?? "null"), example, "the body is the example");
+    assert.equal(answer.status(), 201, "the service accepts the example");
+    await page.getByText("201 Created").first().waitFor();
+    await page.screenshot({ path: new URL("docs-test-request.png", OUT).pathname });
 
     assert.ok(served.includes("/docs/scalar.js"), `Scalar's bundle comes from the service: ${served}`);
     assert.ok(served.includes("/openapi.json"), `the document comes from the service: ${served}`);
