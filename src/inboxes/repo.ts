@@ -83,12 +83,15 @@ export async function deleteLiveInbox(db: Db, accountId: string, id: string, now
   return rows.length > 0;
 }
 
-/** Which of these addresses (lowercase) are those of live inboxes. */
-export async function liveAddresses(db: Db, addresses: string[], now: Date): Promise<string[]> {
+/** Which of these addresses (lowercase) are those of live inboxes, with when each expires. */
+export async function liveAddresses(
+  db: Db,
+  addresses: string[],
+  now: Date,
+): Promise<{ address: string; expiresAt: Date }[]> {
   // inboxes_address_key: one index probe per address.
-  const rows = await db<{ address: string }[]>`
-    SELECT address FROM inboxes WHERE address = ANY(${addresses}::text[]) AND expires_at > ${now}`;
-  return rows.map((r) => r.address);
+  return await db<{ address: string; expiresAt: Date }[]>`
+    SELECT address, expires_at FROM inboxes WHERE address = ANY(${addresses}::text[]) AND expires_at > ${now}`;
 }
 
 /** Up to `limit` expired inboxes, locked for this transaction; rows another sweeper holds are skipped. */

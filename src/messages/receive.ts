@@ -153,12 +153,23 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 const BATCHES_IN_FLIGHT = 2;
 /** RCPT addresses one lookup checks at most. */
 const LOOKUP_ADDRESSES = 256;
+/**
+ * How long an address found live passes RCPT without another query (never
+ * past its inbox's expiry). A sender keeps mailing the same inboxes, so most
+ * checks cost nothing; an inbox deleted meanwhile may still pass RCPT for
+ * this long, and its mail is then refused after DATA (550), never stored: the
+ * storing statement checks the inbox again under its lock.
+ */
+const LIVE_FOR_MS = 1_000;
+/** Addresses remembered as live at most (then forgotten all at once). */
+const LIVE_REMEMBERED = 10_000;
 
 /**
  * Both steps are batched (shared/batcher.ts): what arrives while a batch is
  * on its way to the database waits and goes in the next one.
  *
- * - RCPT checks: one query for all the addresses asked about meanwhile.
+ * - RCPT checks: one query for all the addresses asked about meanwhile; an
+ *   address found live passes again without one for `LIVE_FOR_MS`.
  * - Storing (group commit): one transaction for all the arrivals, so a busy
  *   listener pays the round trips and the commit's flush once per batch. The
  *   sender gets its `250` only after the commit. A batch that fails is
@@ -168,9 +179,15 @@ const LOOKUP_ADDRESSES = 256;
  * A quiet listener sends each one at once.
  */
 export function createReceiver(deps: InboxDeps): Receiver {
+  /** Address -> the time (ms) until which it passes RCPT without a query. */
+  const knownLive = new Map<string, number>();
   const lookups = new Batcher<string, boolean>(async (addresses) => {
-    const live = new Set(await liveAddresses(deps.sql, [...new Set(addresses)], deps.clock.now()));
-    return addresses.map((address) => live.has(address));
+    const now = deps.clock.now().getTime();
+    const live = await liveAddresses(deps.sql, [...new Set(addresses)], new Date(now));
+    if (knownLive.size + live.length > LIVE_REMEMBERED) knownLive.clear();
+    for (const { address, expiresAt } of live) knownLive.set(address, Math.min(now + LIVE_FOR_MS, expiresAt.getTime()));
+    const found = new Set(live.map((l) => l.address));
+    return addresses.map((address) => found.has(address));
   }, { maxItems: LOOKUP_ADDRESSES, concurrency: 2 });
 
   type Outcome = { stored: Stored[] } | { error: unknown };
@@ -199,6 +216,7 @@ export function createReceiver(deps: InboxDeps): Receiver {
       const normalized = address.toLowerCase();
       const at = normalized.lastIndexOf("@");
       if (at <= 0 || normalized.slice(at + 1) !== deps.config.mailDomain) return Promise.resolve(false);
+      if ((knownLive.get(normalized) ?? 0) > deps.clock.now().getTime()) return Promise.resolve(true);
       return lookups.submit(normalized);
     },
     async receive(arrival) {

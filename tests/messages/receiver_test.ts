@@ -104,3 +104,23 @@ Deno.test("a copy for an inbox that is gone by the time its batch is written is 
     assert.equal(events.length, 1);
   });
 });
+
+Deno.test("an address found live passes RCPT again without a query for a second; mail for an inbox deleted meanwhile is not stored", async () => {
+  await withInboxes(async ({ app, clock }) => {
+    const user = await newUser(app, "free");
+    const inbox = await createInbox(app, user);
+    const receiver = createReceiver(app.deps);
+    assert.equal(await receiver.accepts(inbox.address), true);
+    await app.request(`/api/inboxes/${inbox.id}`, { method: "DELETE", cookie: user.cookie });
+    assert.equal(await receiver.accepts(inbox.address), true, "remembered as live");
+    assert.deepEqual(await receiver.receive(arrival([inbox.address], "late")), [], "checked again when stored");
+    assert.equal((await app.deps.sql`SELECT 1 FROM messages`).length, 0);
+    clock.advance(1_001);
+    assert.equal(await receiver.accepts(inbox.address), false, "asked again after a second");
+    // Never past the inbox's own expiry.
+    const short = await createInbox(app, user, { ttlSeconds: 60 });
+    assert.equal(await receiver.accepts(short.address), true);
+    clock.advance(60_000);
+    assert.equal(await receiver.accepts(short.address), false);
+  });
+});
