@@ -201,7 +201,9 @@ export const EnvSchema = z.object({
     "Largest accepted request body (413 beyond)",
   ),
   LOG_LEVEL: logLevel.default("info").describe(
-    `${LOG_LEVELS.map(code).join(", ")} (JSON lines on stdout), in any letter case; ` +
+    `${LOG_LEVELS.map(code).join(", ")} (JSON lines: up to ${code("info")} on stdout, ${
+      code("warning")
+    } and above on stderr), in any letter case; ` +
       [...LOG_LEVEL_ALIASES].map(([alias, level]) => `${code(alias)} is read as ${code(level)}`).join(", "),
   ),
 });

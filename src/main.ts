@@ -61,6 +61,11 @@ async function start(opened: Opened): Promise<void> {
     if (key.source === "generated") await Deno.remove(key.path).catch(() => {});
     throw wrongKeyError(key);
   }
+  if (key.source === "generated") {
+    log.info("Generated the encryption key of webhook secrets into {path}: keep it with the database", {
+      path: key.path,
+    });
+  }
 
   // LISTEN needs a connection of its own: the embedded database has one, and one process.
   const instance = await compose({ config, sql: db.sql, encryptionKey: key.key, listen: db.kind === "postgres" });

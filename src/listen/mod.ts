@@ -86,7 +86,9 @@ export async function forward(
     await res.body?.cancel();
     return { status: res.status, ms: Math.round(performance.now() - started) };
   } catch (err) {
-    return { status: 0, ms: Math.round(performance.now() - started), error: String(err) };
+    // fetch says only "fetch failed"; its cause says why (connection refused, a TLS error).
+    const cause = err instanceof Error && err.cause !== undefined ? `: ${String(err.cause)}` : "";
+    return { status: 0, ms: Math.round(performance.now() - started), error: `${String(err)}${cause}` };
   }
 }
 

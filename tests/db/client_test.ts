@@ -25,3 +25,79 @@ Deno.test("vendored postgres.js: sql.begin() reserves its connection even when B
     await sql.end();
   }
 });
+
+/** A proxy in front of PostgreSQL that can hold the server's answers back, and shows what the client sent. */
+function holdingProxy(target: URL) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let sent = "";
+  let holding = false;
+  const held: Array<() => void> = [];
+  const conns: Deno.Conn[] = [];
+  (async () => {
+    for await (const client of listener) {
+      const server = await Deno.connect({ hostname: target.hostname, port: Number(target.port || 5432) });
+      conns.push(client, server);
+      (async () => {
+        const buf = new Uint8Array(65536);
+        for (let n; (n = await client.read(buf).catch(() => null)) !== null;) {
+          sent += new TextDecoder().decode(buf.subarray(0, n));
+          await server.write(buf.slice(0, n)).catch(() => {});
+        }
+      })();
+      (async () => {
+        const buf = new Uint8Array(65536);
+        for (let n; (n = await server.read(buf).catch(() => null)) !== null;) {
+          const chunk = buf.slice(0, n);
+          if (holding) await new Promise<void>((go) => held.push(go));
+          await client.write(chunk).catch(() => {});
+        }
+      })();
+    }
+  })().catch(() => {});
+  return {
+    url: (() => {
+      const u = new URL(target.href);
+      u.hostname = "127.0.0.1";
+      u.port = String((listener.addr as Deno.NetAddr).port);
+      return u.href;
+    })(),
+    sent: () => sent,
+    hold: () => holding = true,
+    release: () => {
+      holding = false;
+      for (const go of held.splice(0)) go();
+    },
+    close: () => {
+      listener.close();
+      for (const c of conns) c.close();
+    },
+  };
+}
+
+Deno.test("vendored postgres.js: a transaction's first statement follows BEGIN without waiting for its answer", async () => {
+  const proxy = holdingProxy(new URL(TEST_DATABASE_URL));
+  const sql = postgres(proxy.url, { max: 1, onnotice: () => {} });
+  try {
+    await sql`SELECT 1`; // connected
+    proxy.hold(); // from now on, no answer reaches the client until released
+    const result = sql.begin(async (tx) => (await tx`SELECT 4242 AS pipelined`)[0]!.pipelined);
+    const deadline = Date.now() + 5_000;
+    while (!proxy.sent().includes("SELECT 4242") && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, 10));
+    }
+    assert.ok(proxy.sent().includes("SELECT 4242"), "the statement was sent before BEGIN was answered");
+    proxy.release();
+    assert.equal(await result, 4242);
+    // A failing statement still rolls the whole transaction back.
+    await sql`CREATE TEMP TABLE pipelined_probe (n int)`;
+    await assert.rejects(sql.begin(async (tx) => {
+      await tx`INSERT INTO pipelined_probe VALUES (1)`;
+      await tx`SELECT 1/0`;
+    }));
+    assert.equal((await sql`SELECT count(*)::int AS n FROM pipelined_probe`)[0]!.n, 0);
+  } finally {
+    proxy.release();
+    await sql.end({ timeout: 1 });
+    proxy.close();
+  }
+});

@@ -12,6 +12,9 @@ import { parseWebhookEvent, verifyWebhookSignature } from "../../src/client/mod.
 import { metricValue, newApiKey, newUser } from "../_helpers/app.ts";
 import { withService } from "../_helpers/harness.ts";
 import { waitUntil } from "../_helpers/wait.ts";
+import { freePort } from "../_helpers/ports.ts";
+import { forward, newSecret } from "../../src/listen/mod.ts";
+import { importSigningKey } from "../../src/deliveries/signer.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
@@ -150,4 +153,12 @@ Deno.test("listen forwards every event signed with the secret it printed, loses 
       await receiver.shutdown();
     }
   });
+});
+
+Deno.test("a forward that cannot connect says why (the cause of fetch's error), not only 'fetch failed'", async () => {
+  const key = await importSigningKey(newSecret());
+  const event = { id: "evt_1", type: "inbox.created", createdAt: new Date().toISOString(), data: {} } as never;
+  const result = await forward(event, `http://127.0.0.1:${freePort()}/hooks`, key);
+  assert.equal(result.status, 0);
+  assert.match(result.error ?? "", /fetch failed: .*(refused|os error)/i);
 });

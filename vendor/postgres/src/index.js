@@ -243,16 +243,30 @@ function Postgres(a, b) {
       , prepare = null
 
     try {
-      await sql.unsafe('begin ' + options.replace(/[^a-z ]/ig, ''), [], { onexecute }).execute()
+      // Inbox Service patch (see PATCHED.md): without options, the transaction's first statements
+      // follow BEGIN on the reserved connection at once instead of after BEGIN's answer, one round
+      // trip fewer per transaction. BEGIN's outcome is still awaited before COMMIT.
+      let begun
+      if (options) {
+        await sql.unsafe('begin ' + options.replace(/[^a-z ]/ig, ''), [], { onexecute }).execute()
+      } else {
+        await new Promise((resolve, reject) => {
+          begun = sql.unsafe('begin', [], { onexecute: c => (onexecute(c), resolve()) }).execute()
+          begun.then(resolve, reject)
+        })
+        // The pool marks a connection whose last query returned no "more" as full; it is only
+        // reserved here, with BEGIN alone in its pipeline, so the statements may follow it.
+        sql.options.max_pipeline > 1 && connection.queue === full && move(connection, reserved)
+      }
       return await Promise.race([
-        scope(connection, fn),
+        scope(connection, fn, undefined, begun),
         new Promise((_, reject) => connection.onclose = reject)
       ])
     } catch (error) {
       throw error
     }
 
-    async function scope(c, fn, name) {
+    async function scope(c, fn, name, begun) {
       const sql = Sql(handler)
       sql.savepoint = savepoint
       sql.prepare = x => prepare = x.replace(/[^a-z0-9$-_. ]/gi)
@@ -265,6 +279,7 @@ function Postgres(a, b) {
           const x = fn(sql)
           Promise.resolve(Array.isArray(x) ? Promise.all(x) : x).then(resolve, reject)
         })
+        begun && await begun
 
         if (uncaughtError)
           throw uncaughtError
