@@ -113,7 +113,12 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
     ...(opts.random ? { random: opts.random } : {}),
   });
   const waiters = createMessageWaiters({ hub, registry: metrics.registry });
-  const streams = createEventStreams({ hub, registry: metrics.registry });
+  const streams = createEventStreams({
+    sql,
+    hub,
+    registry: metrics.registry,
+    keepAliveMs: config.eventStreamKeepAliveMs,
+  });
   const authCache = new AuthCache();
   const databaseOutage = createDatabaseOutage({ probe: () => databaseAnswers(sql) });
   hub.subscribe(AUTH_CHANNEL, {

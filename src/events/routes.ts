@@ -1,7 +1,6 @@
 /** HTTP layer of the event log: a page of events, and the live stream (Server-Sent Events). Every plan. */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { getLogger } from "@logtape/logtape";
-import type { Config } from "../config.ts";
 import type { AppEnv } from "../http/env.ts";
 import { createRouter } from "../http/router.ts";
 import { sseResponse } from "../http/sse_response.ts";
@@ -43,7 +42,7 @@ const streamRoute = createRoute({
 
 /** The event routes; `/api` authentication is applied by the app. */
 export function eventRoutes(
-  deps: EventDeps & { config: Pick<Config, "eventStreamKeepAliveMs"> },
+  deps: EventDeps,
 ): OpenAPIHono<AppEnv> {
   return createRouter().openapi(listRoute, async (c) => {
     const page = await listEvents(deps, c.get("principal").accountId, c.req.valid("query"));
@@ -67,10 +66,11 @@ export function eventRoutes(
     return sseResponse(async (out) => {
       const frames = {
         write: (event: StoredEvent) => out.write(sseFrame(event)),
-        ping: () => out.write(SSE_KEEP_ALIVE),
+        offer: (event: StoredEvent) => out.offer(sseFrame(event)),
+        ping: () => void out.offer(SSE_KEEP_ALIVE),
       };
       try {
-        await followEvents(deps, accountId, from, frames, deps.config.eventStreamKeepAliveMs, out.signal);
+        await followEvents(deps, accountId, from, frames, out.signal);
       } catch (err) {
         // The stream ends; the client reconnects with Last-Event-ID and loses nothing.
         log.warn("An event stream ended on an error: {error}", { error: String(err) });

@@ -9,7 +9,7 @@ import type { Sql } from "../db/client.ts";
 import { ApiError } from "../errors.ts";
 import { DEFAULT_PAGE_SIZE } from "../shared/cursor.ts";
 import * as repo from "./repo.ts";
-import { nextStamp } from "../notifications/waiters.ts";
+import type { LiveOut } from "./fanout.ts";
 import type { EventStreams } from "./streams.ts";
 
 /** What the event rules need. */
@@ -18,7 +18,7 @@ export interface EventDeps {
   streams: EventStreams;
 }
 
-/** Events read per query while a stream catches up. */
+/** Events read per query while a stream catches up on its own. */
 const STREAM_BATCH = 500;
 
 /** The 400 for a cursor that is not one of the account's (kept) events. */
@@ -47,66 +47,43 @@ export async function listEvents(
   return { data: rows.map((r) => r.payload), nextCursor: rows.at(-1)?.id ?? null };
 }
 
-/**
- * Reads in progress, per pool: the streams of one account woken by the same
- * commit stand at the same place in the log, and share one query instead of
- * sending one each (1,000 streams, 1,000 queries through a pool of 10, put
- * the last frame 80 ms after the commit). A stream joins only a read that
- * started after the latest wake-up of its account at the time it armed its
- * waiter (`ArmedWait.lastWake`): such a read sees every event notified
- * before, and any later one wakes the stream again.
- */
-const reading = new WeakMap<Sql, Map<string, { started: number; rows: Promise<repo.StoredEvent[]> }>>();
-
-function readShared(
-  sql: Sql,
-  accountId: string,
-  cursor: string,
-  types: string[],
-  lastWake: number,
-): Promise<repo.StoredEvent[]> {
-  let pool = reading.get(sql);
-  if (!pool) reading.set(sql, pool = new Map());
-  const key = `${accountId} ${cursor} ${types.join(",")}`;
-  const shared = pool.get(key);
-  if (shared && shared.started > lastWake) return shared.rows;
-  const entry = { started: nextStamp(), rows: repo.listEvents(sql, accountId, cursor, types, STREAM_BATCH) };
-  pool.set(key, entry);
-  entry.rows.finally(() => pool.get(key) === entry && pool.delete(key)).catch(() => {});
-  return entry.rows;
+/** Where a stream's frames go: written at the client's pace while it catches up, offered while it is live. */
+export interface StreamOut extends LiveOut {
+  write(event: repo.StoredEvent): Promise<void>;
 }
 
 /**
  * Follows the account's log from `afterSeq` (the end of the log when
- * undefined: live only), calling `write` for each event in order and `ping`
- * after `keepAliveMs` without one, until `signal` aborts. Between reads it
- * holds no database connection.
+ * undefined: live only), writing each event in order, until `signal`
+ * aborts. A stream catches up by its own reads, at its client's pace, then
+ * follows the log live with the account's other streams of the same filter
+ * (fanout.ts), and catches up on its own again whenever it falls behind.
+ * While it waits it holds no database connection.
  */
 export async function followEvents(
   deps: EventDeps,
   accountId: string,
   from: { afterSeq: string | undefined; types: string[] },
-  out: { write(event: repo.StoredEvent): Promise<void>; ping(): Promise<void> },
-  keepAliveMs: number,
+  out: StreamOut,
   signal: AbortSignal,
 ): Promise<void> {
-  let cursor = from.afterSeq ?? await repo.lastSeq(deps.sql, accountId);
-  while (!signal.aborted) {
-    // Armed before the read: events committed between the read and the wait still wake it.
-    const armed = deps.streams.arm(accountId);
-    try {
-      const rows = await readShared(deps.sql, accountId, cursor, from.types, armed.lastWake);
+  const closed = deps.streams.opened();
+  try {
+    let cursor = from.afterSeq ?? await repo.lastSeq(deps.sql, accountId);
+    while (!signal.aborted) {
+      const rows = await repo.listEvents(deps.sql, accountId, cursor, from.types, STREAM_BATCH);
       for (const row of rows) {
-        await out.write(row); // the row the streams woken with this one share
+        await out.write(row);
         cursor = row.seq;
       }
       if (rows.length === STREAM_BATCH) continue; // more to replay
-      const end = await armed.wait(keepAliveMs, signal);
+      const end = await deps.streams.live.follow(accountId, from.types, cursor, out, signal);
+      cursor = end.cursor;
       // Shutting down: the stream ends, and the client reconnects (to another instance) with Last-Event-ID.
-      if (end === "closed") return;
-      if (end === "timeout") await out.ping();
-    } finally {
-      armed.disarm();
+      if (end.how === "closed") return;
+      if (end.how === "failed") throw end.error;
     }
+  } finally {
+    closed();
   }
 }

@@ -1,25 +1,57 @@
 /**
- * Event streams (GET /api/events/stream) open in this process, per account:
- * woken when events of their account were committed (a NOTIFY from the
- * committing instance, or a local publication), to read the log on from
- * where they are. A stream holds no database connection while it waits.
+ * Event streams (GET /api/events/stream) open in this process: the waiters
+ * woken when events of an account were committed (a NOTIFY from the
+ * committing instance, or a local publication), the live groups that read
+ * for the streams at the end of an account's log (fanout.ts), and the count
+ * of open streams (`event_streams`). A stream holds no database connection
+ * while it waits.
  */
-import type client from "prom-client";
+import client from "prom-client";
+import type { Sql } from "../db/client.ts";
 import type { NotificationHub } from "../notifications/hub.ts";
-import { createKeyedWaiters, type KeyedWaiters } from "../notifications/waiters.ts";
+import { KeyedWaiters } from "../notifications/waiters.ts";
+import { LiveGroups } from "./fanout.ts";
 
 /** The channel whose payload is the id of an account whose events were committed. */
 export const EVENT_CHANNEL = "inbox_events";
 
-/** The stream waiters: keyed by account id. */
-export type EventStreams = KeyedWaiters;
+/** The event streams of this process. */
+export interface EventStreams {
+  live: LiveGroups;
+  /** Counts a stream as open until the returned function is called. */
+  opened(): () => void;
+  /** Shutting down: every stream ends (its client reconnects elsewhere with Last-Event-ID). */
+  close(): void;
+}
 
-/** Builds the stream waiters, subscribed to the hub, with the `event_streams` gauge. */
+/** Builds the streams' waiters (subscribed to the hub), live groups and the `event_streams` gauge. */
 export function createEventStreams(
-  deps: { hub: Pick<NotificationHub, "subscribe">; registry: client.Registry },
+  deps: { sql: Sql; hub: Pick<NotificationHub, "subscribe">; registry: client.Registry; keepAliveMs: number },
 ): EventStreams {
-  return createKeyedWaiters(deps, EVENT_CHANNEL, {
+  const waiters = new KeyedWaiters();
+  deps.hub.subscribe(EVENT_CHANNEL, {
+    onNotify: (accountId) => waiters.wake(accountId),
+    onResync: () => waiters.wakeAll(),
+  });
+  let open = 0;
+  new client.Gauge({
     name: "event_streams",
     help: "Event streams (GET /api/events/stream) open in this process.",
+    registers: [deps.registry],
+    collect() {
+      this.set(open);
+    },
   });
+  return {
+    live: new LiveGroups({ sql: deps.sql, waiters, keepAliveMs: deps.keepAliveMs }),
+    opened() {
+      open++;
+      let counted = true;
+      return () => {
+        if (counted) open--;
+        counted = false;
+      };
+    },
+    close: () => waiters.close(),
+  };
 }

@@ -11,6 +11,8 @@
 export interface SseWriter {
   /** Enqueues a frame (complete SSE bytes); resolves at once unless the client is behind. */
   write(frame: Uint8Array): Promise<void>;
+  /** Enqueues a frame without waiting; false when the client has fallen behind (the caller stops offering). */
+  offer(frame: Uint8Array): boolean;
   /** Aborts when the client has gone. */
   signal: AbortSignal;
 }
@@ -38,10 +40,13 @@ export function sseResponse(produce: (out: SseWriter) => Promise<void>): Respons
       const out: SseWriter = {
         signal: gone.signal,
         write(frame) {
-          if (gone.signal.aborted) return Promise.resolve();
-          controller.enqueue(frame);
-          if ((controller.desiredSize ?? 1) > 0) return Promise.resolve();
+          if (out.offer(frame)) return Promise.resolve();
           return new Promise<void>((done) => resume = done);
+        },
+        offer(frame) {
+          if (gone.signal.aborted) return true;
+          controller.enqueue(frame);
+          return (controller.desiredSize ?? 1) > 0;
         },
       };
       produce(out).catch(() => {}).finally(() => {

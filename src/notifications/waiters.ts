@@ -12,22 +12,8 @@ import type { NotificationHub } from "./hub.ts";
 /** How a wait ended: "closed" when the process is shutting down (`KeyedWaiters.close`). */
 export type WaitEnd = "woken" | "timeout" | "aborted" | "closed";
 
-let stamps = 0;
-
-/** The next point in one order of this process's wake-ups and database reads (see `ArmedWait.lastWake`). */
-export function nextStamp(): number {
-  return ++stamps;
-}
-
 /** One armed wait: armed before the database is read, so no wake-up between the read and the wait is lost. */
 export interface ArmedWait {
-  /**
-   * The stamp (`nextStamp`) of the key's latest wake-up when this waiter was
-   * armed. A read that started after it sees every change notified before
-   * the arming; later changes wake this waiter. So waiters of one key can
-   * share a read that started after it instead of each making its own.
-   */
-  readonly lastWake: number;
   /** Resolves at the first wake-up since arming, after `ms`, or when `signal` aborts. */
   wait(ms: number, signal?: AbortSignal): Promise<WaitEnd>;
   /** Forgets the waiter (always called, in a finally). */
@@ -40,9 +26,7 @@ export interface ArmedWait {
  * a notification for their key or, after the hub reconnected, all at once.
  */
 export class KeyedWaiters {
-  /** The waiters of each key, and the stamp of the key's latest wake-up while it had waiters. */
-  readonly #byKey = new Map<string, { set: Set<() => void>; wokenAt: number }>();
-  #allWokenAt = 0;
+  readonly #byKey = new Map<string, Set<() => void>>();
   #count = 0;
   #closed = false;
 
@@ -59,16 +43,12 @@ export class KeyedWaiters {
       woken = true;
       wake?.();
     };
-    let entry = this.#byKey.get(key);
-    if (!entry) this.#byKey.set(key, entry = { set: new Set(), wokenAt: 0 });
-    const set = entry.set;
+    let set = this.#byKey.get(key);
+    if (!set) this.#byKey.set(key, set = new Set());
     set.add(onWake);
     this.#count++;
     let armed = true;
     return {
-      // A key without waiters has no read in progress either (a reader is armed while it reads), so
-      // forgetting its stamp with its last waiter loses nothing.
-      lastWake: Math.max(entry.wokenAt, this.#allWokenAt),
       wait: (ms, signal) => {
         if (this.#closed) return Promise.resolve("closed");
         if (woken) return Promise.resolve("woken");
@@ -92,17 +72,14 @@ export class KeyedWaiters {
         wake = undefined;
         this.#count--;
         set.delete(onWake);
-        if (set.size === 0 && this.#byKey.get(key) === entry) this.#byKey.delete(key);
+        if (set.size === 0 && this.#byKey.get(key) === set) this.#byKey.delete(key);
       },
     };
   }
 
   /** Wakes the waiters of one key. */
   wake(key: string): void {
-    const entry = this.#byKey.get(key);
-    if (!entry) return;
-    entry.wokenAt = nextStamp();
-    for (const onWake of entry.set) onWake();
+    for (const onWake of this.#byKey.get(key) ?? []) onWake();
   }
 
   /**
@@ -117,8 +94,7 @@ export class KeyedWaiters {
 
   /** Wakes every waiter (notifications may have been lost). */
   wakeAll(): void {
-    this.#allWokenAt = nextStamp();
-    for (const { set } of this.#byKey.values()) for (const onWake of set) onWake();
+    for (const set of this.#byKey.values()) for (const onWake of set) onWake();
   }
 }
 
