@@ -6,6 +6,7 @@
 import type { Sql } from "../db/client.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { newId } from "../shared/ids.ts";
+import { errorCode } from "../shared/error_code.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { SecretBox } from "../secrets/secret_box.ts";
 import { checkWebhookUrl, type UrlCheckOptions } from "../url_safety/check_url.ts";
@@ -49,7 +50,7 @@ async function acceptableUrl(input: string, opts: UrlCheckOptions): Promise<stri
 }
 
 function isUniqueViolation(err: unknown): boolean {
-  return typeof err === "object" && err !== null && (err as { code?: string }).code === "23505";
+  return errorCode(err) === "23505";
 }
 
 /** Registers a webhook: active, failureCount 0. */
