@@ -39,7 +39,7 @@ export interface Services {
   /** Event streams, woken through the hub. */
   streams: EventStreams;
   sql: Sql;
-  /** Requests that find the database unreachable answer 503; logged once per outage. */
+  /** Requests that find the database unreachable answer 503, SMTP 451; logged once per outage. */
   databaseOutage: DatabaseOutage;
   clock: Clock;
   metrics: Metrics;
@@ -101,8 +101,11 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
   const caPem = opts.caPem ?? (config.webhookCaCerts ? await Deno.readTextFile(config.webhookCaCerts) : undefined);
   const hub = createNotificationHub(opts.listen ? sql : undefined);
   const outbox = createOutbox({ sql, hub });
+  // One per instance: requests, the delivery queue and SMTP report to it, so an outage logs once.
+  const databaseOutage = createDatabaseOutage({ probe: () => databaseAnswers(sql) });
   const deliveries = createDeliveryRuntime({
     sql,
+    databaseOutage,
     clock,
     config,
     secretBox,
@@ -120,7 +123,6 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
     keepAliveMs: config.eventStreamKeepAliveMs,
   });
   const authCache = new AuthCache();
-  const databaseOutage = createDatabaseOutage({ probe: () => databaseAnswers(sql) });
   hub.subscribe(AUTH_CHANNEL, {
     onNotify: (keyId) => authCache.invalidateKey(keyId),
     // Revocations sent while the connection was down are lost: forget every key.

@@ -22,6 +22,9 @@ const LOG_LEVEL_ALIASES: ReadonlyMap<string, LogLevel> = new Map([["warn", "warn
 
 const code = (v: string) => `\`${v}\``;
 
+/** An encryption key: 32 bytes in standard base64, as `openssl rand -base64 32` prints it. */
+export const ENCRYPTION_KEY_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
+
 const booleanString = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -137,7 +140,7 @@ export const EnvSchema = z.object({
   ),
   WEBHOOK_CA_CERTS: z.string().min(1).optional().describe("PEM file of extra CAs trusted for webhook receivers"),
   ENCRYPTION_KEY: z.string().trim().regex(
-    /^[A-Za-z0-9+/]{43}=$/,
+    ENCRYPTION_KEY_PATTERN,
     "must be 32 random bytes in base64 (openssl rand -base64 32)",
   ).optional().describe(
     "32 random bytes in base64 (`openssl rand -base64 32`) encrypting webhook secrets at rest; " +

@@ -8,6 +8,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { getLogger } from "@logtape/logtape";
 import { isConnectionError } from "./db/connection_errors.ts";
 import type { DatabaseOutage } from "./db/outage.ts";
+import { errorCode } from "./shared/error_code.ts";
 
 /** One field-level problem in a refused request. */
 export interface ErrorDetail {
@@ -56,7 +57,7 @@ const log = getLogger(["inbox", "http"]);
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /** 503 while the database cannot be reached (a restart, a failover, a network cut). */
-export const serviceUnavailable = (): ApiError =>
+const serviceUnavailable = (): ApiError =>
   new ApiError(503, "SERVICE_UNAVAILABLE", "Service temporarily unavailable, retry shortly", undefined, {
     "Retry-After": String(UNAVAILABLE_RETRY_AFTER_SECONDS),
   });
@@ -96,7 +97,7 @@ const UNSTORABLE_TEXT = new Set(["22021", "22P05"]);
 function toApiError(err: Error): ApiError | undefined {
   if (err instanceof ApiError) return err;
   // Any text field of any request may carry "\u0000"; one answer for all of them.
-  if (UNSTORABLE_TEXT.has((err as { code?: string }).code ?? "")) {
+  if (UNSTORABLE_TEXT.has(errorCode(err) ?? "")) {
     return new ApiError(400, "VALIDATION_ERROR", "Text must not contain NUL characters");
   }
   if (err instanceof HTTPException) {

@@ -56,6 +56,7 @@ Deno.test("every other default, and the normalisation the schema does", () => {
   const d = loadConfig({});
   assert.equal(d.host, "0.0.0.0");
   assert.equal(d.databasePoolSize, 10);
+  assert.equal(d.databaseConnectTimeoutMs, 30_000, "start-up keeps trying an unreachable database for 30 s");
   assert.equal(d.smtpMaxBytes, 10 * 1024 * 1024);
   assert.equal(d.webhookCaCerts, undefined);
   assert.equal(d.encryptionKey, undefined);

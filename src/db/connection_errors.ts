@@ -5,6 +5,7 @@
  * down, starts up or is out of connections. They answer 503 with Retry-After,
  * and at start-up they are worth another try.
  */
+import { errorCode } from "../shared/error_code.ts";
 
 /** Socket errors (Node's codes, which Deno's node:net uses too). */
 const SOCKET_CODES = new Set([
@@ -31,15 +32,10 @@ const DRIVER_CODES = new Set(["CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTI
  */
 const SERVER_CODES = new Set(["57P01", "57P02", "57P03", "53300"]);
 
-function codeOf(err: unknown): string | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : undefined;
-}
-
 /** Whether `err` (or what it wraps) says the database cannot be reached. */
 export function isConnectionError(err: unknown): boolean {
   for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = codeOf(e);
+    const code = errorCode(e);
     if (!code) continue;
     if (SOCKET_CODES.has(code) || DRIVER_CODES.has(code) || SERVER_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) {
       return true;
@@ -50,7 +46,7 @@ export function isConnectionError(err: unknown): boolean {
 
 /** A short cause for a log line or a start-up refusal: "connection refused", "host not found". */
 export function connectionErrorReason(err: unknown): string {
-  switch (codeOf(err)) {
+  switch (errorCode(err)) {
     case "ECONNREFUSED":
       return "connection refused";
     case "ECONNRESET":

@@ -3,6 +3,7 @@
  * directory and the cause, in place of the file system's error and its stack.
  */
 import { ConfigError } from "../config.ts";
+import { errorCode } from "../shared/error_code.ts";
 
 const CAUSES: Record<string, string> = {
   EACCES: "permission denied",
@@ -17,16 +18,14 @@ const CAUSES: Record<string, string> = {
 };
 
 /** Whether `err` is a file system error (which `dataDirError` can describe). */
-export function isFileSystemError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return err instanceof Error && typeof code === "string" && /^E[A-Z]+$/.test(code);
+function isFileSystemError(err: unknown): boolean {
+  return err instanceof Error && /^E[A-Z]+$/.test(errorCode(err) ?? "");
 }
 
 /** The refusal for a DATA_DIR the service cannot create, read or write. */
-export function dataDirError(dataDir: string, err: unknown): ConfigError {
-  const code = (err as { code?: unknown }).code;
-  const cause = (typeof code === "string" ? CAUSES[code] : undefined) ??
-    (err instanceof Error ? err.message : String(err));
+function dataDirError(dataDir: string, err: unknown): ConfigError {
+  const code = errorCode(err);
+  const cause = (code === undefined ? undefined : CAUSES[code]) ?? (err instanceof Error ? err.message : String(err));
   return new ConfigError(
     `DATA_DIR: cannot write to ${dataDir} (${cause}): give this user a writable directory, or set DATABASE_URL`,
   );

@@ -1,9 +1,11 @@
 /**
- * A database outage as this instance sees it. The first request that fails
- * for want of a connection logs one warning; requests keep answering 503
- * (errors.ts) while a probe asks the database once a second, and the probe's
- * first answer logs one info line. So a restart of PostgreSQL costs two log
- * lines, not one error with a stack per request.
+ * A database outage as this instance sees it. The first work that fails for
+ * want of a connection (a request, the delivery queue's claim, an SMTP
+ * command) logs one warning; requests keep answering 503 (errors.ts), SMTP
+ * 451, and the queue keeps backing off, all quietly, while a probe asks the
+ * database once a second; the probe's first answer logs one info line. So a
+ * restart of PostgreSQL costs two log lines, not one per request, command or
+ * claim.
  */
 import { getLogger } from "@logtape/logtape";
 import type { Db } from "./client.ts";
@@ -23,10 +25,15 @@ export async function databaseAnswers(db: Db, timeoutMs = ANSWER_TIMEOUT_MS): Pr
 
 /** The outage tracker of one instance. */
 export interface DatabaseOutage {
-  /** Whether requests have found the database unreachable and the probe has not had an answer since. */
+  /** Whether work has found the database unreachable and the probe has not had an answer since. */
   readonly down: boolean;
-  /** A request failed with a connection error: the first of an outage logs and starts the probe. */
-  report(err: unknown): void;
+  /**
+   * Work failed with a connection error: the first report of an outage logs
+   * and starts the probe, the others are quiet. Requests answered 503 are
+   * counted for the line that ends the outage; other work passes
+   * `{ request: false }` (the queue's claims, SMTP commands).
+   */
+  report(err: unknown, opts?: { request?: boolean }): void;
   /** Stops the probe (instance shutdown). */
   stop(): void;
 }
@@ -61,12 +68,15 @@ export function createDatabaseOutage(
     get down() {
       return down;
     },
-    report(err) {
-      refused++;
-      if (down) return;
+    report(err, { request = true } = {}) {
+      const counted = request ? 1 : 0;
+      if (down) {
+        refused += counted;
+        return;
+      }
       down = true;
       since = Date.now();
-      refused = 1;
+      refused = counted;
       log.warn("The database does not answer ({reason}): requests answer 503 until it does", {
         reason: connectionErrorReason(err),
       });

@@ -9,6 +9,8 @@ import { ConfigError } from "../config.ts";
 import type { Sql } from "./client.ts";
 import { connectionErrorReason, isConnectionError } from "./connection_errors.ts";
 import { withTimeout } from "../shared/with_timeout.ts";
+import { errorCode } from "../shared/error_code.ts";
+import { ping } from "./repo.ts";
 
 const log = getLogger(["inbox", "db"]);
 
@@ -29,7 +31,7 @@ export function databaseTarget(databaseUrl: string): string {
   return `${host}:${url.port || "5432"}`;
 }
 
-/** Resolves once `SELECT 1` answers; throws a ConfigError naming DATABASE_URL otherwise. */
+/** Resolves once the database answers a ping; throws a ConfigError naming DATABASE_URL otherwise. */
 export async function waitForDatabase(sql: Sql, opts: WaitOptions): Promise<void> {
   const target = databaseTarget(opts.databaseUrl);
   const retryDelayMs = opts.retryDelayMs ?? 1000;
@@ -40,7 +42,7 @@ export async function waitForDatabase(sql: Sql, opts: WaitOptions): Promise<void
     try {
       // Bounded by what is left of the wait (a host that drops packets never refuses).
       const answered = await withTimeout(
-        sql`SELECT 1`.then(() => true),
+        ping(sql).then(() => true),
         Math.max(deadline - Date.now(), 1000),
         () => false,
       );
@@ -75,7 +77,7 @@ export async function waitForDatabase(sql: Sql, opts: WaitOptions): Promise<void
 
 /** The one line for an answer that waiting will not change. */
 function refusal(err: unknown, target: string): ConfigError {
-  const code = (err as { code?: unknown }).code;
+  const code = errorCode(err);
   const message = err instanceof Error ? err.message : String(err);
   switch (code) {
     case "3D000": // invalid_catalog_name

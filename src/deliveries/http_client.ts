@@ -9,6 +9,7 @@ import https from "node:https";
 import tls from "node:tls";
 import type { LookupFunction } from "node:net";
 import { resolveSafeAddresses, type UrlCheckOptions } from "../url_safety/check_url.ts";
+import { errorCode } from "../shared/error_code.ts";
 
 /** What to send. */
 export interface OutgoingRequest {
@@ -38,8 +39,9 @@ export interface WebhookHttpClient {
 }
 
 function describeError(err: unknown): string {
-  const e = err as { code?: string; message?: string };
-  switch (e?.code) {
+  const e = err as { message?: string } | null | undefined;
+  const code = errorCode(err);
+  switch (code) {
     case "ECONNREFUSED":
       return "Connection refused";
     case "ECONNRESET":
@@ -53,7 +55,7 @@ function describeError(err: unknown): string {
     case "UNABLE_TO_VERIFY_LEAF_SIGNATURE":
     case "UNABLE_TO_GET_ISSUER_CERT_LOCALLY":
     case "ERR_TLS_CERT_ALTNAME_INVALID":
-      return `TLS error: ${e.message ?? e.code}`;
+      return `TLS error: ${e?.message ?? code}`;
   }
   const message = e?.message ?? String(err);
   if (/certificate|tls|ssl|handshake/i.test(message)) return `TLS error: ${message}`;

@@ -7,6 +7,8 @@
  */
 import { getLogger, withContext } from "@logtape/logtape";
 import type { Sql } from "../db/client.ts";
+import { isConnectionError } from "../db/connection_errors.ts";
+import type { DatabaseOutage } from "../db/outage.ts";
 import type { Clock } from "../shared/clock.ts";
 import { withoutContext } from "../shared/log.ts";
 import { withTimeout } from "../shared/with_timeout.ts";
@@ -28,6 +30,8 @@ export interface QueueOptions {
   leaseMs: number;
   /** Runs one attempt to the end (send and record). */
   deliver(d: repo.ClaimedDelivery): Promise<unknown>;
+  /** Where a claim that finds the database unreachable is reported (one warning per outage, not one per claim). */
+  databaseOutage: Pick<DatabaseOutage, "report">;
   /** Longest sleep when nothing is known to be due (a safety net under NOTIFY). */
   idlePollMs?: number;
 }
@@ -131,7 +135,8 @@ export class DeliveryQueue {
         if (claimed.length === 0 && cancelled === 0) break;
       }
     } catch (err) {
-      log.warn("Claiming deliveries failed: {error}", { error: String(err) });
+      if (isConnectionError(err)) this.#o.databaseOutage.report(err, { request: false });
+      else log.warn("Claiming deliveries failed: {error}", { error: String(err) });
       capped = true; // Try again soon: the database may be back in a moment.
     } finally {
       this.#ticking = false;

@@ -12,6 +12,7 @@ import type { Clock } from "../shared/clock.ts";
 import type { SecretBox } from "../secrets/secret_box.ts";
 import type { Resolver } from "../url_safety/resolver.ts";
 import type { NotificationHub } from "../notifications/hub.ts";
+import type { DatabaseOutage } from "../db/outage.ts";
 import { createWebhookHttpClient } from "./http_client.ts";
 import { deliver, type DispatcherDeps } from "./dispatcher.ts";
 import { DeliveryQueue } from "./queue.ts";
@@ -56,6 +57,8 @@ export interface DeliveryRuntimeDeps {
   resolver: Resolver;
   registry: Registry;
   hub: Pick<NotificationHub, "subscribe">;
+  /** The instance's outage reporter: claims that find the database unreachable go there. */
+  databaseOutage: Pick<DatabaseOutage, "report">;
   caPem?: string | undefined;
   random?: () => number;
 }
@@ -83,6 +86,7 @@ export function createDeliveryRuntime(deps: DeliveryRuntimeDeps): DeliveryRuntim
     sql: deps.sql,
     clock: deps.clock,
     worker,
+    databaseOutage: deps.databaseOutage,
     globalConcurrency: deps.config.deliveryConcurrency,
     caps: {
       perTrigger: PER_TRIGGER_CONCURRENCY,

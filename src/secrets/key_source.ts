@@ -4,8 +4,7 @@
  * a generated key would differ per instance, so start-up refuses instead.
  */
 import { join } from "node:path";
-import type { Config } from "../config.ts";
-import { ConfigError } from "../config.ts";
+import { type Config, ConfigError, ENCRYPTION_KEY_PATTERN } from "../config.ts";
 import { onDataDir } from "../db/data_dir.ts";
 
 const KEY_FILE = "encryption.key";
@@ -28,10 +27,20 @@ export async function resolveEncryptionKey(config: Config): Promise<KeySource> {
   }
   const path = join(config.dataDir, KEY_FILE);
   return await onDataDir(config.dataDir, async (): Promise<KeySource> => {
+    let stored: string | undefined;
     try {
-      return { key: (await Deno.readTextFile(path)).trim(), source: "file", path };
+      stored = (await Deno.readTextFile(path)).trim();
     } catch (err) {
       if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+    if (stored !== undefined) {
+      // Checked as ENCRYPTION_KEY is, before the database is opened or migrated.
+      if (!ENCRYPTION_KEY_PATTERN.test(stored)) {
+        throw new ConfigError(
+          `DATA_DIR: ${path} does not hold a key (32 bytes in base64): restore the key this database was set up with, or set ENCRYPTION_KEY`,
+        );
+      }
+      return { key: stored, source: "file", path };
     }
     await Deno.mkdir(config.dataDir, { recursive: true });
     const key = crypto.getRandomValues(new Uint8Array(32)).toBase64();

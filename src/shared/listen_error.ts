@@ -3,6 +3,7 @@
  * refusal: one line naming the variable and the cause.
  */
 import { ConfigError } from "../config.ts";
+import { errorCode } from "./error_code.ts";
 
 /** The refusal for `err` from listening on `host`:`port` as set by `variable`, if it is a known cause. */
 export function listenRefusal(
@@ -12,7 +13,7 @@ export function listenRefusal(
   port: number,
 ): ConfigError | undefined {
   // Deno's errors and node:net's carry the same code.
-  switch ((err as { code?: unknown } | null)?.code) {
+  switch (errorCode(err)) {
     case "EADDRINUSE":
       return new ConfigError(
         `${variable}: port ${port} on ${host} is already in use: stop the process that holds it, or set ${variable} to a free port`,

@@ -7,11 +7,17 @@
  * Connections are capped in total (`SMTP_MAX_CONNECTIONS`, smtp-server's
  * `maxClients`) and per client address (`SMTP_MAX_CONNECTIONS_PER_ADDRESS`,
  * checked here in onConnect): one more is answered 421 and closed.
+ *
+ * A database that does not answer is reported to the instance's outage
+ * tracker (one warning per outage, however many commands meet it), not
+ * logged per command; the sender is told 451 all the same.
  */
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import type { AddressInfo } from "node:net";
 import { getLogger, withContext } from "@logtape/logtape";
 import type { Config } from "../config.ts";
+import { isConnectionError } from "../db/connection_errors.ts";
+import type { DatabaseOutage } from "../db/outage.ts";
 import type { InboxDeps } from "../inboxes/service.ts";
 import { createReceiver, prepareMessage, type Receiver } from "../messages/receive.ts";
 import "./greeting_delay.ts";
@@ -33,6 +39,8 @@ export interface SmtpDeps extends InboxDeps {
     | "smtpMaxConnections"
     | "smtpMaxConnectionsPerAddress"
   >;
+  /** The instance's outage reporter: commands that find the database unreachable go there. */
+  databaseOutage: Pick<DatabaseOutage, "report">;
 }
 
 /** A running SMTP listener. */
@@ -142,7 +150,9 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
         receiver.accepts(address.address).then(
           (ok) => callback(ok ? null : noSuchMailbox()),
           (err) => {
-            log.error("RCPT check failed: {error}", { error: String(err) });
+            // A database that does not answer is the outage's one warning, not a line per command.
+            if (isConnectionError(err)) deps.databaseOutage.report(err, { request: false });
+            else log.error("RCPT check failed: {error}", { error: String(err) });
             callback(localError());
           },
         ));
@@ -156,7 +166,9 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
           }
           callback(await ingest(receiver, raw, session) ? null : noSuchMailbox());
         }).catch((err) => {
-          log.error("Storing a message failed: {error}", { error: err instanceof Error ? err.stack : String(err) });
+          const error = err instanceof Error ? err.stack : String(err);
+          if (isConnectionError(err)) deps.databaseOutage.report(err, { request: false });
+          else log.error("Storing a message failed: {error}", { error });
           callback(localError());
         }));
     },

@@ -217,3 +217,13 @@ export function isBlockedHostname(hostname: string): boolean {
   if (!name.includes(".")) return true;
   return BLOCKED_SUFFIXES.some((s) => name === s || name.endsWith(`.${s}`));
 }
+
+/**
+ * Whether a URL host names this machine: `localhost`, a `*.localhost` name
+ * (a trailing dot allowed), or a loopback literal (127.0.0.0/8, `::1`).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  if (isIpLiteral(hostname)) return parseStrict(hostname)?.range() === "loopback";
+  const name = hostname.toLowerCase().replace(/\.+$/, "");
+  return name === "localhost" || name.endsWith(".localhost");
+}

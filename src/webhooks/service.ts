@@ -6,9 +6,11 @@
 import type { Sql } from "../db/client.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { newId } from "../shared/ids.ts";
+import { errorCode } from "../shared/error_code.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { SecretBox } from "../secrets/secret_box.ts";
 import { checkWebhookUrl, type UrlCheckOptions } from "../url_safety/check_url.ts";
+import { isLoopbackHost } from "../url_safety/address.ts";
 import { lockAccount } from "../accounts/repo.ts";
 import { checkAndRecord, type Policy } from "../rate_limit/limiter.ts";
 import * as repo from "./repo.ts";
@@ -38,18 +40,17 @@ async function acceptableUrl(input: string, opts: UrlCheckOptions): Promise<stri
   if (check.kind === "invalid") {
     throw new ApiError(400, "VALIDATION_ERROR", URL_OR_EVENTS_MESSAGE, [{ path: "url", message: check.reason }]);
   }
-  // The way out for a receiver on the developer's own machine, named where they meet the refusal.
+  // The way out for a receiver on the developer's own machine, named where they meet the refusal;
+  // never for other private addresses (a tenant is not to be told to trust the cloud metadata endpoint).
   const host = new URL(input).hostname;
-  throw new ApiError(
-    400,
-    "INVALID_WEBHOOK_URL",
-    `Webhook URL must point to a public address; for a development receiver, add ${host} to WEBHOOK_TRUSTED_HOSTS`,
-    [{ path: "url", message: check.reason }],
-  );
+  const hint = isLoopbackHost(host) ? `; for a development receiver, add ${host} to WEBHOOK_TRUSTED_HOSTS` : "";
+  throw new ApiError(400, "INVALID_WEBHOOK_URL", `Webhook URL must point to a public address${hint}`, [
+    { path: "url", message: check.reason },
+  ]);
 }
 
 function isUniqueViolation(err: unknown): boolean {
-  return typeof err === "object" && err !== null && (err as { code?: string }).code === "23505";
+  return errorCode(err) === "23505";
 }
 
 /** Registers a webhook: active, failureCount 0. */

@@ -108,3 +108,42 @@ Deno.test("deno task admin create-api-key prints a key that works against /api/m
     await db.close();
   }
 });
+
+Deno.test("README's walkthrough leads with the one-step bootstrap, and its command works as written", async () => {
+  const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
+  const from = readme.indexOf("## Walkthrough with curl");
+  const section = readme.slice(from, readme.indexOf("\n## ", from + 1));
+  const first = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+  assert.ok(first, "the walkthrough has a shell block");
+  const [command, ...rest] = first.trim().split("\n");
+  const args = command!.split(/\s+/);
+  assert.deepEqual(args.slice(0, 3), ["deno", "task", "admin"], `the first step is the bootstrap: ${command}`);
+  assert.ok(args.includes("create-api-key") && args.includes("--create"), command);
+  assert.ok(rest.some((l) => /^\S.*deno task start$/.test(l)), "then the service is started");
+  assert.ok(
+    section.indexOf("create-api-key") < section.indexOf("/api/auth/register"),
+    "the manual path comes after, as the alternative",
+  );
+
+  const db = await createTestDb();
+  const app = await startApp(db.sql);
+  try {
+    const r = await admin(db, ...args.slice(3));
+    assert.equal(r.code, 0, r.err);
+    const key = r.out.trim();
+    assert.equal(r.out, `${key}\n`, "stdout is the key alone");
+    // The lines the README shows on stderr, with its placeholders for ids and the key's prefix.
+    for (const shown of rest.filter((l) => l.startsWith("# Created")).map((l) => l.slice(2))) {
+      const pattern = shown.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+        .replace(/(acc|key)_\\\.\\\.\\\./g, "$1_\\w+")
+        .replace(/isk_AbCdEfGh/, "isk_[\\w-]+");
+      assert.match(r.err, new RegExp(`^${pattern}$`, "m"), shown);
+    }
+    const me = await apiAt(app.baseUrl).request("/api/me", { auth: key });
+    assert.equal(me.status, 200);
+    await me.body?.cancel();
+  } finally {
+    await app.close();
+    await db.close();
+  }
+});

@@ -123,7 +123,19 @@ Deno.test("Dockerfile: DATA_DIR=/data is a volume", () => {
 });
 
 Deno.test(".dockerignore keeps local state and build outputs out of the context", () => {
-  for (const entry of ["node_modules", "data", ".git", "tests/e2e/out", "deno.dev.lock"]) {
+  const entries = [
+    "node_modules",
+    "data",
+    ".git",
+    "tests/e2e/out",
+    "deno.dev.lock",
+    // `COPY . .` would otherwise take the benchmarks' cache (hundreds of MB) and the npm build.
+    "tests/bench/.cache",
+    "dist",
+    "last-body.json",
+    "*.cpuprofile",
+  ];
+  for (const entry of entries) {
     assert.ok(dockerignore.some((l) => l.replace(/\/$/, "") === entry), `.dockerignore lists ${entry}`);
   }
   for (const needed of ["deno.json", "deno.lock", "src", "generated", "openapi.yaml"]) {

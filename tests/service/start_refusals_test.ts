@@ -199,3 +199,25 @@ Deno.test("DATA_DIR that cannot be written is refused with the cause", async () 
     await Deno.remove(parent, { recursive: true });
   }
 });
+
+Deno.test("DATA_DIR/encryption.key that holds no key (garbage, empty) is refused before the database is opened", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "inbox-bad-key-" });
+  const keyFile = join(dataDir, "encryption.key");
+  try {
+    // Not base64, a key of 16 bytes, and an empty file (a truncated copy).
+    for (const content of ["not a key\n", `${crypto.getRandomValues(new Uint8Array(16)).toBase64()}\n`, ""]) {
+      await Deno.writeTextFile(keyFile, content);
+      const out = await runServiceToExit({ DATA_DIR: dataDir });
+      assert.equal(
+        refusal(out),
+        `DATA_DIR: ${keyFile} does not hold a key (32 bytes in base64): restore the key this database was set up with, or set ENCRYPTION_KEY`,
+        JSON.stringify(content),
+      );
+      assert.equal(await Deno.readTextFile(keyFile), content, "the file is left as it was");
+      const entries = [...Deno.readDirSync(dataDir)].map((e) => e.name);
+      assert.deepEqual(entries, ["encryption.key"], "no database was created or migrated");
+    }
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});

@@ -193,6 +193,55 @@ Deno.test("a refused localhost URL names WEBHOOK_TRUSTED_HOSTS, the way to allow
   });
 });
 
+Deno.test("only loopback hosts get the WEBHOOK_TRUSTED_HOSTS hint; other private addresses the plain refusal", async () => {
+  await withService({ dns: { "metadata.example.com": ["169.254.169.254"] } }, async ({ app }) => {
+    const user = await newUser(app, "pro");
+    const hinted: ReadonlyArray<readonly [string, string]> = [
+      ["https://localhost./hook", "localhost."],
+      ["https://dev.localhost/hook", "dev.localhost"],
+      ["https://127.0.0.1/hook", "127.0.0.1"],
+      ["https://127.8.9.10:8443/hook", "127.8.9.10"],
+      ["https://[0:0:0:0:0:0:0:1]/hook", "[::1]"],
+    ];
+    for (const [url, host] of hinted) {
+      await expectError(
+        await createRaw(app, user, { url, events: ["inbox.created"] }),
+        400,
+        "INVALID_WEBHOOK_URL",
+        `Webhook URL must point to a public address; for a development receiver, add ${host} to WEBHOOK_TRUSTED_HOSTS`,
+      );
+    }
+    const hook = await createOk(app, user, "https://hooks.example.com/safe");
+    for (
+      const url of [
+        "https://169.254.169.254/latest/meta-data/",
+        "https://metadata.example.com/hook",
+        "https://10.0.0.1/hook",
+        "https://192.168.1.20/hook",
+        "https://[fd00::1]/hook",
+        "https://[::ffff:127.0.0.1]/hook",
+        "https://printer.local/hook",
+        "https://intranet/hook",
+      ]
+    ) {
+      for (
+        const res of [
+          await createRaw(app, user, { url, events: ["inbox.created"] }),
+          await patch(app, user, hook.id, { url }),
+        ]
+      ) {
+        const refused = await expectError(
+          res,
+          400,
+          "INVALID_WEBHOOK_URL",
+          "Webhook URL must point to a public address",
+        );
+        assert.equal((refused.details as unknown[]).length, 1, url);
+      }
+    }
+  });
+});
+
 Deno.test("WEBHOOK_TRUSTED_HOSTS=localhost exempts exactly that host", async () => {
   await withService({ env: { WEBHOOK_TRUSTED_HOSTS: "localhost" } }, async ({ app }) => {
     const user = await newUser(app, "pro");
