@@ -81,7 +81,7 @@ Deno.test("a client that stops reading during 5,000 events gets every one once, 
     const res = await fetch(`${app.baseUrl}/api/events/stream`, { headers: { cookie: user.cookie } });
     assert.equal(res.status, 200);
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-    await waitUntil(async () => app.deps.streams.live.size === 1, 10_000, () => "the stream did not go live");
+    await waitUntil(() => app.deps.streams.live.size === 1, 10_000, () => "the stream did not go live");
     const committed = await commitInboxEvents(app.deps.sql, user.id, 5_000, 500);
     const ids: string[] = [];
     let buffered = "";
