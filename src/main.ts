@@ -93,7 +93,13 @@ async function start(opened: Opened): Promise<void> {
       hostname: config.host,
       headersTimeoutMs: config.httpHeadersTimeoutMs,
       onListen: ({ hostname, port }) => {
-        log.info("Listening on http://{hostname}:{port} ({db} database)", { hostname, port, db: db.kind });
+        // One value for the whole address: LogTape quotes each string it puts in a message.
+        log.info("Listening on {url} ({db} database)", {
+          url: `http://${hostname}:${port}`,
+          hostname,
+          port,
+          db: db.kind,
+        });
       },
     }, app.fetch);
   } catch (err) {
