@@ -10,7 +10,7 @@
 import { getLogger } from "@logtape/logtape";
 import type { Db } from "./client.ts";
 import { ping } from "./repo.ts";
-import { connectionErrorReason } from "./connection_errors.ts";
+import { connectionErrorReason, isConnectionError } from "./connection_errors.ts";
 import { withTimeout } from "../shared/with_timeout.ts";
 import { withoutContext } from "../shared/log.ts";
 
@@ -28,12 +28,18 @@ export interface DatabaseOutage {
   /** Whether work has found the database unreachable and the probe has not had an answer since. */
   readonly down: boolean;
   /**
-   * Work failed with a connection error: the first report of an outage logs
-   * and starts the probe, the others are quiet. Requests answered 503 are
-   * counted for the line that ends the outage; other work passes
-   * `{ request: false }` (the queue's claims, SMTP commands).
+   * A request failed with a connection error (and is answered 503): the
+   * first report of an outage logs and starts the probe, the others are
+   * quiet; requests are counted for the line that ends the outage.
    */
-  report(err: unknown, opts?: { request?: boolean }): void;
+  report(err: unknown): void;
+  /**
+   * Other work failed (the queue's claim, an SMTP command, an event stream):
+   * a connection error is reported as `report` does, without counting a
+   * request, and true is returned; any other error is left to the caller
+   * (false), which logs it.
+   */
+  absorb(err: unknown): boolean;
   /** Stops the probe (instance shutdown). */
   stop(): void;
 }
@@ -64,24 +70,30 @@ export function createDatabaseOutage(
     });
   };
 
+  const noteFailure = (err: unknown, requests: number) => {
+    if (down) {
+      refused += requests;
+      return;
+    }
+    down = true;
+    since = Date.now();
+    refused = requests;
+    log.warn("The database does not answer ({reason}): requests answer 503 until it does", {
+      reason: connectionErrorReason(err),
+    });
+    // The probe belongs to no request: its line must not carry this one's id.
+    if (!stopped) withoutContext(() => timer = setTimeout(probe, interval));
+  };
+
   return {
     get down() {
       return down;
     },
-    report(err, { request = true } = {}) {
-      const counted = request ? 1 : 0;
-      if (down) {
-        refused += counted;
-        return;
-      }
-      down = true;
-      since = Date.now();
-      refused = counted;
-      log.warn("The database does not answer ({reason}): requests answer 503 until it does", {
-        reason: connectionErrorReason(err),
-      });
-      // The probe belongs to no request: its line must not carry this one's id.
-      if (!stopped) withoutContext(() => timer = setTimeout(probe, interval));
+    report: (err) => noteFailure(err, 1),
+    absorb(err) {
+      if (!isConnectionError(err)) return false;
+      noteFailure(err, 0);
+      return true;
     },
     stop() {
       stopped = true;

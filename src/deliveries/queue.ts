@@ -7,7 +7,6 @@
  */
 import { getLogger, withContext } from "@logtape/logtape";
 import type { Sql } from "../db/client.ts";
-import { isConnectionError } from "../db/connection_errors.ts";
 import type { DatabaseOutage } from "../db/outage.ts";
 import type { Clock } from "../shared/clock.ts";
 import { withoutContext } from "../shared/log.ts";
@@ -31,7 +30,7 @@ export interface QueueOptions {
   /** Runs one attempt to the end (send and record). */
   deliver(d: repo.ClaimedDelivery): Promise<unknown>;
   /** Where a claim that finds the database unreachable is reported (one warning per outage, not one per claim). */
-  databaseOutage: Pick<DatabaseOutage, "report">;
+  databaseOutage: Pick<DatabaseOutage, "absorb">;
   /** Longest sleep when nothing is known to be due (a safety net under NOTIFY). */
   idlePollMs?: number;
 }
@@ -135,8 +134,7 @@ export class DeliveryQueue {
         if (claimed.length === 0 && cancelled === 0) break;
       }
     } catch (err) {
-      if (isConnectionError(err)) this.#o.databaseOutage.report(err, { request: false });
-      else log.warn("Claiming deliveries failed: {error}", { error: String(err) });
+      if (!this.#o.databaseOutage.absorb(err)) log.warn("Claiming deliveries failed: {error}", { error: String(err) });
       capped = true; // Try again soon: the database may be back in a moment.
     } finally {
       this.#ticking = false;

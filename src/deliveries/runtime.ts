@@ -58,7 +58,7 @@ export interface DeliveryRuntimeDeps {
   registry: Registry;
   hub: Pick<NotificationHub, "subscribe">;
   /** The instance's outage reporter: claims that find the database unreachable go there. */
-  databaseOutage: Pick<DatabaseOutage, "report">;
+  databaseOutage: Pick<DatabaseOutage, "absorb">;
   caPem?: string | undefined;
   random?: () => number;
 }

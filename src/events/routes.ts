@@ -2,7 +2,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { getLogger } from "@logtape/logtape";
 import type { AppEnv } from "../http/env.ts";
-import { isConnectionError } from "../db/connection_errors.ts";
 import type { DatabaseOutage } from "../db/outage.ts";
 import { createRouter } from "../http/router.ts";
 import { sseResponse } from "../http/sse_response.ts";
@@ -44,7 +43,7 @@ const streamRoute = createRoute({
 
 /** The event routes; `/api` authentication is applied by the app. */
 export function eventRoutes(
-  deps: EventDeps & { databaseOutage: Pick<DatabaseOutage, "report"> },
+  deps: EventDeps & { databaseOutage: Pick<DatabaseOutage, "absorb"> },
 ): OpenAPIHono<AppEnv> {
   return createRouter().openapi(listRoute, async (c) => {
     const page = await listEvents(deps, c.get("principal").accountId, c.req.valid("query"));
@@ -76,8 +75,9 @@ export function eventRoutes(
       } catch (err) {
         // The stream ends; the client reconnects with Last-Event-ID and loses nothing. A database
         // that does not answer is the outage's one warning, not a line per stream.
-        if (isConnectionError(err)) deps.databaseOutage.report(err, { request: false });
-        else log.warn("An event stream ended on an error: {error}", { error: String(err) });
+        if (!deps.databaseOutage.absorb(err)) {
+          log.warn("An event stream ended on an error: {error}", { error: String(err) });
+        }
       }
     }) as never;
   });

@@ -16,7 +16,6 @@ import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from "s
 import type { AddressInfo } from "node:net";
 import { getLogger, withContext } from "@logtape/logtape";
 import type { Config } from "../config.ts";
-import { isConnectionError } from "../db/connection_errors.ts";
 import type { DatabaseOutage } from "../db/outage.ts";
 import type { InboxDeps } from "../inboxes/service.ts";
 import { createReceiver, prepareMessage, type Receiver } from "../messages/receive.ts";
@@ -40,7 +39,7 @@ export interface SmtpDeps extends InboxDeps {
     | "smtpMaxConnectionsPerAddress"
   >;
   /** The instance's outage reporter: commands that find the database unreachable go there. */
-  databaseOutage: Pick<DatabaseOutage, "report">;
+  databaseOutage: Pick<DatabaseOutage, "absorb">;
 }
 
 /** A running SMTP listener. */
@@ -151,8 +150,7 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
           (ok) => callback(ok ? null : noSuchMailbox()),
           (err) => {
             // A database that does not answer is the outage's one warning, not a line per command.
-            if (isConnectionError(err)) deps.databaseOutage.report(err, { request: false });
-            else log.error("RCPT check failed: {error}", { error: String(err) });
+            if (!deps.databaseOutage.absorb(err)) log.error("RCPT check failed: {error}", { error: String(err) });
             callback(localError());
           },
         ));
@@ -166,9 +164,9 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
           }
           callback(await ingest(receiver, raw, session) ? null : noSuchMailbox());
         }).catch((err) => {
-          const error = err instanceof Error ? err.stack : String(err);
-          if (isConnectionError(err)) deps.databaseOutage.report(err, { request: false });
-          else log.error("Storing a message failed: {error}", { error });
+          if (!deps.databaseOutage.absorb(err)) {
+            log.error("Storing a message failed: {error}", { error: err instanceof Error ? err.stack : String(err) });
+          }
           callback(localError());
         }));
     },
