@@ -35,8 +35,8 @@ export interface LiveOut {
 
 /** Rows a group keeps after delivering them, for streams that join a little behind it. */
 const RING_ROWS = 256;
-/** Events read per query. */
-const BATCH = 500;
+/** Events read per query, by a group and by a stream catching up on its own. */
+export const STREAM_READ_BATCH = 500;
 
 interface Member {
   cursor: bigint;
@@ -161,9 +161,15 @@ export class LiveGroups {
     while (group.members.size > 0) {
       const armed = this.deps.waiters.arm(group.accountId);
       try {
-        const rows = await repo.listEvents(this.deps.sql, group.accountId, String(group.cursor), group.types, BATCH);
+        const rows = await repo.listEvents(
+          this.deps.sql,
+          group.accountId,
+          String(group.cursor),
+          group.types,
+          STREAM_READ_BATCH,
+        );
         if (rows.length > 0) group.deliver(rows);
-        if (rows.length === BATCH) continue;
+        if (rows.length === STREAM_READ_BATCH) continue;
         if (group.members.size === 0) break;
         group.idle = new AbortController();
         const end = await armed.wait(this.deps.keepAliveMs, group.idle.signal);

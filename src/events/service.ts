@@ -9,7 +9,7 @@ import type { Sql } from "../db/client.ts";
 import { ApiError } from "../errors.ts";
 import { DEFAULT_PAGE_SIZE } from "../shared/cursor.ts";
 import * as repo from "./repo.ts";
-import type { LiveOut } from "./fanout.ts";
+import { type LiveOut, STREAM_READ_BATCH } from "./fanout.ts";
 import type { EventStreams } from "./streams.ts";
 
 /** What the event rules need. */
@@ -17,9 +17,6 @@ export interface EventDeps {
   sql: Sql;
   streams: EventStreams;
 }
-
-/** Events read per query while a stream catches up on its own. */
-const STREAM_BATCH = 500;
 
 /** The 400 for a cursor that is not one of the account's (kept) events. */
 function unknownCursor(path: string): ApiError {
@@ -71,12 +68,12 @@ export async function followEvents(
   try {
     let cursor = from.afterSeq ?? await repo.lastSeq(deps.sql, accountId);
     while (!signal.aborted) {
-      const rows = await repo.listEvents(deps.sql, accountId, cursor, from.types, STREAM_BATCH);
+      const rows = await repo.listEvents(deps.sql, accountId, cursor, from.types, STREAM_READ_BATCH);
       for (const row of rows) {
         await out.write(row);
         cursor = row.seq;
       }
-      if (rows.length === STREAM_BATCH) continue; // more to replay
+      if (rows.length === STREAM_READ_BATCH) continue; // more to replay
       const end = await deps.streams.live.follow(accountId, from.types, cursor, out, signal);
       cursor = end.cursor;
       // Shutting down: the stream ends, and the client reconnects (to another instance) with Last-Event-ID.

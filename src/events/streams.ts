@@ -9,7 +9,7 @@
 import client from "prom-client";
 import type { Sql } from "../db/client.ts";
 import type { NotificationHub } from "../notifications/hub.ts";
-import { KeyedWaiters } from "../notifications/waiters.ts";
+import { createKeyedWaiters } from "../notifications/waiters.ts";
 import { LiveGroups } from "./fanout.ts";
 
 /** The channel whose payload is the id of an account whose events were committed. */
@@ -28,11 +28,8 @@ export interface EventStreams {
 export function createEventStreams(
   deps: { sql: Sql; hub: Pick<NotificationHub, "subscribe">; registry: client.Registry; keepAliveMs: number },
 ): EventStreams {
-  const waiters = new KeyedWaiters();
-  deps.hub.subscribe(EVENT_CHANNEL, {
-    onNotify: (accountId) => waiters.wake(accountId),
-    onResync: () => waiters.wakeAll(),
-  });
+  // Woken per account; the gauge below counts streams, not waiters (a live group has one).
+  const waiters = createKeyedWaiters(deps, EVENT_CHANNEL);
   let open = 0;
   new client.Gauge({
     name: "event_streams",

@@ -98,23 +98,29 @@ export class KeyedWaiters {
   }
 }
 
-/** Waiters subscribed to a hub channel whose payload is their key, counted by a gauge. */
+/**
+ * Waiters subscribed to a hub channel whose payload is their key; with
+ * `gauge`, counted by a gauge of how many wait (a caller that counts
+ * something else, such as open streams, keeps its own).
+ */
 export function createKeyedWaiters(
   deps: { hub: Pick<NotificationHub, "subscribe">; registry: client.Registry },
   channel: string,
-  gauge: { name: string; help: string },
+  gauge?: { name: string; help: string },
 ): KeyedWaiters {
   const waiters = new KeyedWaiters();
   deps.hub.subscribe(channel, {
     onNotify: (key) => waiters.wake(key),
     onResync: () => waiters.wakeAll(),
   });
-  new client.Gauge({
-    ...gauge,
-    registers: [deps.registry],
-    collect() {
-      this.set(waiters.size);
-    },
-  });
+  if (gauge) {
+    new client.Gauge({
+      ...gauge,
+      registers: [deps.registry],
+      collect() {
+        this.set(waiters.size);
+      },
+    });
+  }
   return waiters;
 }
