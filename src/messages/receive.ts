@@ -77,32 +77,30 @@ export async function receiveMessages(deps: InboxDeps, arrivals: Arrival[]): Pro
       attachments: message.attachments.map((a) => ({ id: newId("att", now.getTime()), ...a })),
     }))
   );
+  // The rows are built before the transaction: it holds the inboxes' locks only for the statements.
+  const all = copies.flat();
+  const rows: repo.NewMessage[] = all.map(({ address, message, id, attachments }) => ({
+    id,
+    address,
+    from: message.from,
+    subject: message.subject,
+    text: message.text,
+    html: message.html,
+    headers: message.headers,
+    attachments: attachments.map((a) => ({
+      id: a.id,
+      filename: a.filename,
+      contentType: a.contentType,
+      size: a.content.byteLength,
+    })),
+    codes: message.codes,
+    links: message.links,
+    size: message.raw.byteLength,
+    raw: message.raw,
+  }));
+  const contents = all.flatMap((c) => c.attachments.map((a) => ({ id: a.id, messageId: c.id, content: a.content })));
   const stored = await deps.outbox.transaction(async (tx, emit) => {
-    const inboxes = await repo.storeMessages(
-      tx,
-      copies.flat().map(({ address, message, id, attachments }) => ({
-        id,
-        address,
-        from: message.from,
-        subject: message.subject,
-        text: message.text,
-        html: message.html,
-        headers: message.headers,
-        attachments: attachments.map((a) => ({
-          id: a.id,
-          filename: a.filename,
-          contentType: a.contentType,
-          size: a.content.byteLength,
-        })),
-        codes: message.codes,
-        links: message.links,
-        size: message.raw.byteLength,
-        raw: message.raw,
-      })),
-      copies.flat().flatMap((c) => c.attachments.map((a) => ({ id: a.id, messageId: c.id, content: a.content }))),
-      now,
-      INBOX_CHANNEL,
-    );
+    const inboxes = await repo.storeMessages(tx, rows, contents, now, INBOX_CHANNEL);
     const byAddress = new Map(inboxes.map((inbox) => [inbox.address, inbox]));
     // The events, in the order the copies were stored.
     return copies.map((list) =>
