@@ -156,3 +156,22 @@ export async function runServiceToExit(
     clearTimeout(timer);
   }
 }
+
+/**
+ * The lines a child process writes to a piped stream, as they come: `lines`
+ * grows while it runs (a line cut across two reads is joined), and `done`
+ * resolves when the stream ends.
+ */
+export function collectLines(stream: ReadableStream<Uint8Array>): { lines: string[]; done: Promise<void> } {
+  const lines: string[] = [];
+  const done = (async () => {
+    let partial = "";
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      const parts = (partial + chunk).split("\n");
+      partial = parts.pop()!;
+      lines.push(...parts);
+    }
+    if (partial !== "") lines.push(partial);
+  })();
+  return { lines, done };
+}

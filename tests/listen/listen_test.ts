@@ -12,6 +12,7 @@ import { parseWebhookEvent, verifyWebhookSignature } from "../../src/client/mod.
 import { metricValue, newApiKey, newUser } from "../_helpers/app.ts";
 import { withService } from "../_helpers/harness.ts";
 import { waitUntil } from "../_helpers/wait.ts";
+import { collectLines } from "../_helpers/process.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { forward, newSecret } from "../../src/listen/mod.ts";
 import { importSigningKey } from "../../src/deliveries/signer.ts";
@@ -83,10 +84,7 @@ Deno.test("listen forwards every event signed with the secret it printed, loses 
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    const lines: string[] = [];
-    const reading = (async () => {
-      for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) lines.push(...chunk.split("\n"));
-    })();
+    const { lines, done: reading } = collectLines(child.stdout);
     try {
       await waitUntil(() => lines.some((l) => l.includes("signing secret is whsec_")), 30_000, () => lines.join("\n"));
       const secret = /(whsec_\S+)/.exec(lines.find((l) => l.includes("signing secret"))!)![1]!;

@@ -10,6 +10,7 @@ import { verifyWebhookSignature } from "../../src/client/mod.ts";
 import { metricValue, newApiKey, newUser } from "../_helpers/app.ts";
 import { withService } from "../_helpers/harness.ts";
 import { waitUntil } from "../_helpers/wait.ts";
+import { collectLines } from "../_helpers/process.ts";
 
 const CLIENT = new URL("../../src/client/mod.ts", import.meta.url);
 const LISTEN = new URL("../../src/listen/mod.ts", import.meta.url);
@@ -96,10 +97,7 @@ Deno.test("listen runs by path from a Deno project outside the repository and fo
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    const lines: string[] = [];
-    const reading = (async () => {
-      for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) lines.push(...chunk.split("\n"));
-    })();
+    const { lines, done: reading } = collectLines(child.stdout);
     const errors = new Response(child.stderr).text();
     try {
       await waitUntil(() => lines.some((l) => l.includes("signing secret is whsec_")), 60_000, () => lines.join("\n"));
