@@ -213,17 +213,27 @@ export async function findRaw(
   return rows[0]?.raw;
 }
 
-/** The contents of one attachment of one message of an inbox. */
-export async function findAttachmentContent(
+/**
+ * One attachment of one message of an inbox, its metadata (from the message's
+ * list) with its contents, in one query; `message: false` when the inbox has
+ * no such message, no `attachment` when the message has no such attachment.
+ * The message's bodies are not read.
+ */
+export async function findAttachment(
   db: Db,
   inboxId: string,
   messageId: string,
   attachmentId: string,
-): Promise<Uint8Array<ArrayBuffer> | undefined> {
-  const rows = await db<{ content: Uint8Array<ArrayBuffer> }[]>`
-    SELECT a.content FROM attachments a JOIN messages m ON m.id = a.message_id
-    WHERE a.id = ${attachmentId} AND a.message_id = ${messageId} AND m.inbox_id = ${inboxId}`;
-  return rows[0]?.content;
+): Promise<{ message: boolean; attachment?: { meta: AttachmentMeta; content: Uint8Array<ArrayBuffer> } }> {
+  const rows = await db<{ meta: string | null; content: Uint8Array<ArrayBuffer> | null }[]>`
+    SELECT (SELECT x::text FROM jsonb_array_elements(m.attachments) AS x WHERE x->>'id' = a.id) AS meta, a.content
+    FROM messages m LEFT JOIN attachments a ON a.message_id = m.id AND a.id = ${attachmentId}
+    WHERE m.id = ${messageId} AND m.inbox_id = ${inboxId}`;
+  const row = rows[0];
+  if (!row) return { message: false };
+  if (row.meta === null || row.content === null) return { message: true };
+  // Text, not jsonb: the driver's camel transform would rename keys inside it.
+  return { message: true, attachment: { meta: JSON.parse(row.meta), content: row.content } };
 }
 
 /** Deletes one message of an inbox (its attachments go with it by cascade); false when there is none. */

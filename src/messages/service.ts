@@ -128,12 +128,11 @@ export async function getAttachment(
   messageId: string,
   attachmentId: string,
 ): Promise<{ meta: AttachmentMeta; content: Uint8Array<ArrayBuffer> }> {
-  const message = await getMessage(deps, accountId, inboxId, messageId);
-  const meta = message.attachments.find((a) => a.id === attachmentId);
-  if (!meta) throw attachmentNotFound();
-  const content = await repo.findAttachmentContent(deps.sql, message.inboxId, message.id, attachmentId);
-  if (!content) throw attachmentNotFound();
-  return { meta, content };
+  const inbox = await getInbox(deps, accountId, inboxId);
+  const found = await repo.findAttachment(deps.sql, inbox.id, messageId, attachmentId);
+  if (!found.message) throw messageNotFound();
+  if (!found.attachment) throw attachmentNotFound();
+  return found.attachment;
 }
 
 /** Deletes one message of one of the account's live inboxes; 404 otherwise. */
