@@ -13,7 +13,7 @@ import { ApiError } from "../errors.ts";
 import { systemClock } from "../shared/clock.ts";
 import { createAccount, findAccountByEmail, setPlan } from "../accounts/service.ts";
 import { findAccountById } from "../accounts/repo.ts";
-import { createApiKey } from "../api_keys/service.ts";
+import { API_KEY_PLANS, createApiKey } from "../api_keys/service.ts";
 import { ApiKeyCreateRequestSchema } from "../api_keys/schemas.ts";
 import {
   type AccountRow,
@@ -51,9 +51,6 @@ database in DATA_DIR (default ./data), which only one process can open at a time
 
 /** The plan of an account that `create-api-key --create` makes. */
 const BOOTSTRAP_PLAN: Plan = "business";
-
-/** Plans with API keys (spec: Pro and Business). */
-const KEY_PLANS: ReadonlySet<Plan> = new Set(["pro", "business"]);
 
 /** A mistake in how the command was called: usage is printed, exit code 2. */
 class UsageError extends Error {}
@@ -155,7 +152,7 @@ async function createKey(
       `No account with the email ${command.email} (add --create to make one)`,
     );
   }
-  if (!KEY_PLANS.has(account.plan)) {
+  if (!API_KEY_PLANS.includes(account.plan)) {
     throw new ApiError(
       403,
       "PLAN_REQUIRED",

@@ -10,7 +10,7 @@ import { bodyGuards } from "../http/guards.ts";
 import { API_SECURITY, errorResponses, IdParamSchema, jsonBody, SuccessSchema } from "../http/schemas.ts";
 import { rateLimit } from "../rate_limit/middleware.ts";
 import { ApiKeyCreatedSchema, ApiKeyCreateRequestSchema, ApiKeySchema, toApiKeyJson } from "./schemas.ts";
-import { createApiKey, revokeApiKey } from "./service.ts";
+import { API_KEY_PLANS, createApiKey, revokeApiKey } from "./service.ts";
 import { listApiKeys } from "./repo.ts";
 import type { AuthCache } from "./auth_cache.ts";
 import { noStore, NoStoreHeaderSchema } from "../http/security_headers.ts";
@@ -87,7 +87,7 @@ export function apiKeyRoutes(
   deps: { sql: Sql; clock: Clock; authCache: AuthCache; config: Pick<Config, "maxBodyBytes"> },
 ): OpenAPIHono<AppEnv> {
   const app = createRouter();
-  const plan = requirePlan(["pro", "business"], PLAN_MESSAGE);
+  const plan = requirePlan(API_KEY_PLANS, PLAN_MESSAGE);
   // Order of checks (design): 401 (app) -> 403 plan -> 429 rate -> 415/413 body -> 400 validation.
   app.on(
     "POST",

@@ -5,11 +5,14 @@ import { newId } from "../shared/ids.ts";
 import { sha256Hex } from "../shared/crypto.ts";
 import type { Clock } from "../shared/clock.ts";
 import { lockAccount } from "../accounts/repo.ts";
+import type { Plan } from "../accounts/schemas.ts";
 import { generateApiKey, isWellFormedApiKey } from "./key_format.ts";
 import * as repo from "./repo.ts";
 import { AUTH_CHANNEL, type AuthCache } from "./auth_cache.ts";
 
 export const MAX_API_KEYS = 10;
+/** Plans with API keys (spec: Pro and Business); the routes and the admin CLI check the same list. */
+export const API_KEY_PLANS: readonly Plan[] = ["pro", "business"];
 /** `lastUsedAt` is written at most this often per key. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
