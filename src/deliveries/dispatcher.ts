@@ -39,7 +39,7 @@ export interface DispatcherDeps {
   random?: () => number;
 }
 
-/** Builds the request of an attempt: the stored body, signed when a secret is set. */
+/** Builds the request of an attempt: the stored body, signed when a secret is set; `stop` aborts the send. */
 export async function prepare(
   deps: Pick<DispatcherDeps, "signingKeys" | "serviceName" | "timeoutMs" | "clock">,
   d: {
@@ -51,6 +51,7 @@ export async function prepare(
     url: string;
     secretCiphertext: string | null;
   },
+  stop?: AbortSignal,
 ): Promise<OutgoingRequest> {
   const secret = d.secretCiphertext === null ? null : await deps.signingKeys.get(d.webhookId, d.secretCiphertext);
   const headers = await buildDeliveryHeaders({
@@ -63,7 +64,7 @@ export async function prepare(
     body: d.payload,
     secret,
   });
-  return { url: d.url, headers, body: d.payload, timeoutMs: deps.timeoutMs };
+  return { url: d.url, headers, body: d.payload, timeoutMs: deps.timeoutMs, ...(stop ? { signal: stop } : {}) };
 }
 
 /** What recording did, for metrics and tests. */
@@ -90,14 +91,17 @@ export async function recordWithRetry(
   d: repo.ClaimedDelivery,
   verdict: Verdict,
 ): Promise<Recorded> {
-  const budgetMs = d.leaseUntil.getTime() - deps.clock.now().getTime() - RECORD_LEASE_MARGIN_MS;
-  const giveUpAt = Date.now() + budgetMs;
+  const started = Date.now();
+  const firstLease = d.leaseUntil.getTime();
+  const budgetMs = firstLease - deps.clock.now().getTime() - RECORD_LEASE_MARGIN_MS;
   for (let tries = 0;; tries++) {
     try {
       return await record(deps, d, verdict);
     } catch (err) {
       const pause = RECORD_BACKOFF_MS[Math.min(tries, RECORD_BACKOFF_MS.length - 1)]!;
-      if (Date.now() + pause >= giveUpAt) throw err;
+      // The lease's end moves on while the heartbeat renews it (lease_keeper.ts).
+      const leftMs = budgetMs + (d.leaseUntil.getTime() - firstLease) - (Date.now() - started);
+      if (pause >= leftMs) throw err;
       if (tries === 0) {
         log.warn("Recording delivery {id} failed, trying again: {error}", { id: d.id, error: String(err) });
       }
@@ -133,14 +137,15 @@ export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verd
   return await repo.recordFailure(deps.sql, result, DISABLE_AFTER_FAILURES, retry);
 }
 
-/** Runs one claimed attempt through every stage. */
+/** Runs one claimed attempt through every stage; `stop` (its lease was lost) aborts the send. */
 export async function deliver(
   deps: DispatcherDeps,
   d: repo.ClaimedDelivery,
+  stop?: AbortSignal,
 ): Promise<{ verdict: Verdict; recorded: Recorded }> {
   let verdict: Verdict;
   try {
-    verdict = judge(await deps.http.send(await prepare(deps, d), LOGGED_RESPONSE_CHARS));
+    verdict = judge(await deps.http.send(await prepare(deps, d, stop), LOGGED_RESPONSE_CHARS));
   } catch (err) {
     // A secret that no longer decrypts (rotated key) is the operator's problem
     // to see, and the receiver's attempt a failure, not a crash of the queue.

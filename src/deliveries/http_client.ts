@@ -17,6 +17,8 @@ export interface OutgoingRequest {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
+  /** Aborts the send (the attempt's lease was lost); the abort's reason becomes the failure's. */
+  signal?: AbortSignal;
 }
 
 /** What came back: a response (any status), or why there was none. */
@@ -157,6 +159,12 @@ export function createWebhookHttpClient(urlCheck: UrlCheckOptions, extraCaPem?: 
           finish({ kind: "error", reason: `Timed out after ${req.timeoutMs} ms`, durationMs: elapsed() });
         }, req.timeoutMs);
         request.on("error", (err) => finish({ kind: "error", reason: describeError(err), durationMs: elapsed() }));
+        const stopped = () => {
+          request.destroy(new Error("stopped"));
+          finish({ kind: "error", reason: (req.signal?.reason as Error)?.message ?? "Stopped", durationMs: elapsed() });
+        };
+        if (req.signal?.aborted) return stopped();
+        req.signal?.addEventListener("abort", stopped, { once: true });
         request.end(req.body);
       });
     },

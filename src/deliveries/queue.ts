@@ -12,6 +12,7 @@ import type { Clock } from "../shared/clock.ts";
 import { withoutContext } from "../shared/log.ts";
 import { withTimeout } from "../shared/with_timeout.ts";
 import * as repo from "./repo.ts";
+import { LEASE_MS, LeaseKeeper } from "./lease_keeper.ts";
 
 const log = getLogger(["inbox", "deliveries"]);
 
@@ -25,10 +26,8 @@ export interface QueueOptions {
   globalConcurrency: number;
   /** Attempts in flight over all instances: per event (spec 6.3: 3), per webhook, per account. */
   caps: repo.Caps;
-  /** How long a claim is held before another instance may take it over. */
-  leaseMs: number;
-  /** Runs one attempt to the end (send and record). */
-  deliver(d: repo.ClaimedDelivery): Promise<unknown>;
+  /** Runs one attempt to the end (send and record); `stop` aborts when its lease is lost. */
+  deliver(d: repo.ClaimedDelivery, stop: AbortSignal): Promise<unknown>;
   /** Where a claim that finds the database unreachable is reported (one warning per outage, not one per claim). */
   databaseOutage: Pick<DatabaseOutage, "absorb">;
   /** Longest sleep when nothing is known to be due (a safety net under NOTIFY). */
@@ -40,11 +39,12 @@ const CAPPED_RETRY_MS = 250;
 /** Finished attempts are let to accumulate this long, so one claim refills many slots. */
 const REFILL_DELAY_MS = 2;
 /** Expired leases are looked for at most this often (the sweep does it too). */
-const LEASE_CHECK_MS = 1_000;
+const LEASE_CHECK_MS = 500;
 
 export class DeliveryQueue {
   readonly #o: Required<QueueOptions>;
   readonly #inFlight = new Map<string, Promise<void>>();
+  readonly #leases: LeaseKeeper;
   #ticking = false;
   #again = false;
   #stopped = false;
@@ -55,6 +55,7 @@ export class DeliveryQueue {
 
   constructor(options: QueueOptions) {
     this.#o = { idlePollMs: 60_000, ...options };
+    this.#leases = new LeaseKeeper({ sql: options.sql, clock: options.clock, worker: options.worker });
   }
 
   /** Starts claiming on wake-ups and timers (until then only runOnce/drain claim). */
@@ -102,6 +103,7 @@ export class DeliveryQueue {
     // Whatever did not finish goes back to the queue for another instance (or
     // this one after a restart) instead of waiting for its lease to run out.
     await repo.releaseClaims(this.#o.sql, this.#o.worker, [...this.#inFlight.keys()]);
+    this.#leases.close();
   }
 
   #schedule(delayMs: number): void {
@@ -161,7 +163,7 @@ export class DeliveryQueue {
     return (await this.#claimDetailed(limit)).claimed;
   }
 
-  /** One claim transaction: due rows, minus what the per-event cap holds back. */
+  /** One claim: due rows, minus what the caps hold back. */
   async #claimDetailed(
     limit: number,
   ): Promise<{ claimed: repo.ClaimedDelivery[]; heldBack: number; cancelled: number }> {
@@ -172,36 +174,30 @@ export class DeliveryQueue {
       this.#leaseCheckedAt = now.getTime();
       await repo.requeueExpiredLeases(this.#o.sql, now);
     }
-    // Two statements in one transaction: lock the due rows and their events,
-    // then count the caps and mark in flight (see repo.ts for why two).
-    const { claimed, heldBack, cancelled } = await this.#o.sql.begin(async (tx) => {
-      const due = await repo.lockDue(tx, now, limit, this.#o.caps);
-      const inactive = due.filter((d) => !d.active).map((d) => d.id);
-      if (inactive.length > 0) await repo.cancelAttempts(tx, inactive, now);
-      const active = due.filter((d) => d.active).map((d) => d.id);
-      const claimed = await repo.markInFlightWithinCaps(
-        tx,
-        active,
-        this.#o.caps,
-        now,
-        this.#o.worker,
-        new Date(now.getTime() + this.#o.leaseMs),
-      );
-      return { claimed, heldBack: active.length - claimed.length, cancelled: inactive.length };
-    });
+    // One round trip: the stored function locks, cancels, counts the caps and marks in flight.
+    const { claimed, heldBack, cancelled } = await repo.claim(
+      this.#o.sql,
+      now,
+      limit,
+      this.#o.caps,
+      this.#o.worker,
+      new Date(now.getTime() + LEASE_MS),
+    );
     for (const d of claimed) this.#start(d);
     return { claimed, heldBack, cancelled };
   }
 
   #start(d: repo.ClaimedDelivery): void {
     // Every line logged for this attempt names it and its webhook.
+    const stop = this.#leases.hold(d);
     const run = withContext({ deliveryId: d.id, webhookId: d.webhookId }, async () => {
       try {
-        await this.#o.deliver(d);
+        await this.#o.deliver(d, stop);
       } catch (err) {
         // The attempt stays in flight until its lease runs out, then is retried.
         log.error("Delivery {id} could not be recorded: {error}", { id: d.id, error: String(err) });
       } finally {
+        this.#leases.release(d.id);
         this.#inFlight.delete(d.id);
         this.wake();
       }

@@ -20,14 +20,6 @@ export interface ClaimedDelivery {
   leaseUntil: Date;
 }
 
-/** A due attempt locked by a claim, and whether its webhook is still active. */
-export interface DueAttempt {
-  id: string;
-  eventId: string;
-  webhookId: string;
-  active: boolean;
-}
-
 /** How many attempts may be in flight at once, over all instances. */
 export interface Caps {
   /** Of one event (spec 6.3: 3). */
@@ -47,119 +39,79 @@ export interface Caps {
 }
 
 /**
- * First statement of a claim. Due pending attempts, oldest first, locked for
- * this transaction (SKIP LOCKED: another instance's claim takes other rows),
- * leaving out those that cannot be sent now: attempts of events, webhooks and
- * accounts already at their cap or share. Without that, the oldest rows, held
- * back by a cap (say, one tenant's events whose receivers hang), would be
- * chosen again and again while a due attempt of another tenant behind them
- * waited for those receivers to time out. The accounts of the chosen rows are
- * locked too, in id order (so claims locking overlapping sets do not
- * deadlock): no other instance counts or adds in-flight attempts of these
- * accounts, and so of their webhooks and events, until this claim commits.
- * The caps are counted exactly by the next statement, which sees what the
- * holders of those locks committed (a statement's snapshot is taken when it
- * starts). NO KEY UPDATE does not block the foreign-key checks of inserts.
+ * How far into the head of the due order a claim scans before it looks
+ * webhook by webhook (migration 0012): rows there held back by a cap are
+ * skipped at about 1 us each, so the window costs well under a millisecond.
  */
-export async function lockDue(tx: Tx, now: Date, limit: number, caps: Caps): Promise<DueAttempt[]> {
-  // The in-flight rows are few (bounded by every instance's concurrency), so
-  // counting them per event, webhook and account costs little; the due scan
-  // walks deliveries_due_order_idx and stops at `limit` rows. An account is
-  // full here at half of what the others leave, the most the next statement
-  // allows (it divides by more when a claim takes rows of several accounts).
-  return await tx<DueAttempt[]>`
-    WITH flying AS MATERIALIZED (
-      SELECT f.event_id, f.webhook_id, w.account_id FROM deliveries f JOIN webhooks w ON w.id = f.webhook_id
-      WHERE f.status = 'in_flight' AND f.lease_until > ${now}
-    ), held AS MATERIALIZED (
-      SELECT account_id, count(*) AS n, (sum(count(*)) OVER ())::int AS total FROM flying GROUP BY account_id
-    ), full_events AS (
-      SELECT event_id FROM flying GROUP BY event_id HAVING count(*) >= ${caps.perTrigger}
-    ), full_webhooks AS (
-      SELECT webhook_id FROM flying GROUP BY webhook_id HAVING count(*) >= ${caps.perWebhook}
-      UNION
-      SELECT w.id FROM webhooks w JOIN held h ON h.account_id = w.account_id
-      WHERE h.n >= LEAST(${caps.perAccount}, GREATEST(1, (${caps.slots}::int - (h.total - h.n)) / 2))
-    ), due AS MATERIALIZED (
-      SELECT id, event_id, webhook_id, run_at FROM deliveries
-      WHERE status = 'pending' AND run_at <= ${now}
-        AND event_id NOT IN (SELECT event_id FROM full_events)
-        AND webhook_id NOT IN (SELECT webhook_id FROM full_webhooks)
-      ORDER BY run_at, id
-      LIMIT ${limit}
-      FOR UPDATE SKIP LOCKED
-    ), locked_accounts AS MATERIALIZED (
-      SELECT id FROM accounts
-      WHERE id IN (SELECT w.account_id FROM due JOIN webhooks w ON w.id = due.webhook_id)
-      ORDER BY id FOR NO KEY UPDATE
-    )
-    SELECT due.id, due.event_id, due.webhook_id, w.active, (SELECT count(*) FROM locked_accounts) AS locked_accounts
-    FROM due JOIN webhooks w ON w.id = due.webhook_id
-    ORDER BY due.run_at, due.id`;
+export const DUE_WINDOW = 512;
+
+/** What one claim did: the attempts it marked in flight, and the locked ones it held back or cancelled. */
+export interface Claim {
+  claimed: ClaimedDelivery[];
+  /** Locked due attempts that a cap held back (the queue claims again soon). */
+  heldBack: number;
+  /** Attempts of webhooks disabled since they were queued, cancelled instead of sent. */
+  cancelled: number;
 }
 
-export async function cancelAttempts(tx: Tx, ids: string[], now: Date): Promise<void> {
-  await tx`UPDATE deliveries SET status = 'cancelled', finished_at = ${now} WHERE id = ANY(${ids})`;
+type ClaimRow = Omit<ClaimedDelivery, "id"> & { id: string | null; heldBack: number | null; cancelled: number | null };
+
+/**
+ * One claim, one round trip: the stored function `deliveries_claim`
+ * (migration 0012) locks up to `limit` due attempts that can be sent now,
+ * cancels those of disabled webhooks, marks the rest in flight under this
+ * worker's lease within every cap, counted over all instances, and returns
+ * them with a last row that counts what it held back.
+ */
+export async function claim(
+  db: Db,
+  now: Date,
+  limit: number,
+  caps: Caps,
+  worker: string,
+  leaseUntil: Date,
+): Promise<Claim> {
+  const rows = await db<ClaimRow[]>`
+    SELECT * FROM deliveries_claim(${now}, ${limit}, ${caps.perTrigger}, ${caps.perWebhook}, ${caps.perAccount},
+      ${caps.slots}, ${worker}, ${leaseUntil}, ${DUE_WINDOW})`;
+  const last = rows.at(-1);
+  return {
+    claimed: rows.filter((r) => r.id !== null) as ClaimedDelivery[],
+    heldBack: last?.heldBack ?? 0,
+    cancelled: last?.cancelled ?? 0,
+  };
 }
 
 /**
- * Second statement of a claim: of the attempts `ids` (locked by `lockDue`,
- * oldest first), marks in flight under this worker's lease those that fit
- * every cap, counting what is in flight now over all instances, and returns
- * what sending them needs. Ranks are counted per account first, then per
- * webhook among the rows that fit their account, then per event among the
- * rows that fit both; a row a later cap holds back may still have taken an
- * earlier rank, so the caps are never exceeded, at worst a little
- * under-filled until the next claim.
+ * Marks exactly the pending attempts `ids` (oldest first) in flight within the
+ * caps, as a claim's second half does (`deliveries_mark_in_flight`, migration
+ * 0012); for tests that claim chosen attempts.
  */
 export async function markInFlightWithinCaps(
-  tx: Tx,
+  db: Db,
   ids: string[],
   caps: Caps,
   now: Date,
   worker: string,
   leaseUntil: Date,
 ): Promise<ClaimedDelivery[]> {
-  if (ids.length === 0) return [];
-  return await tx<ClaimedDelivery[]>`
-    WITH due AS (
-      -- By primary key (a join with unnest() was planned as a scan of the table).
-      SELECT d.id, d.event_id, d.webhook_id, w.account_id, array_position(${ids}::text[], d.id) AS ord
-      FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-      WHERE d.id = ANY(${ids}::text[]) AND d.status = 'pending'
-    ), held AS MATERIALIZED (
-      SELECT fw.account_id, count(*) AS n FROM deliveries f JOIN webhooks fw ON fw.id = f.webhook_id
-      WHERE f.status = 'in_flight' AND f.lease_until > ${now}
-      GROUP BY fw.account_id
-    ), shares AS (
-      -- What the other accounts leave of the slots, split between the
-      -- accounts of this claim and one more (see Caps.slots).
-      SELECT a.account_id, COALESCE(h.n, 0) AS held, LEAST(${caps.perAccount}, GREATEST(1,
-        (${caps.slots}::int - ((SELECT COALESCE(sum(n), 0)::int FROM held) - COALESCE(h.n, 0)))
-          / ((SELECT count(DISTINCT account_id) FROM due) + 1))) AS share
-      FROM (SELECT DISTINCT account_id FROM due) a LEFT JOIN held h ON h.account_id = a.account_id
-    ), fit_account AS (
-      SELECT due.*, s.share, row_number() OVER (PARTITION BY due.account_id ORDER BY due.ord) + s.held AS slot
-      FROM due JOIN shares s ON s.account_id = due.account_id
-    ), fit_webhook AS (
-      SELECT fa.id, fa.event_id, fa.webhook_id, fa.ord, row_number() OVER (PARTITION BY fa.webhook_id ORDER BY fa.ord) + (
-        SELECT count(*) FROM deliveries f
-        WHERE f.webhook_id = fa.webhook_id AND f.status = 'in_flight' AND f.lease_until > ${now}
-      ) AS slot
-      FROM fit_account fa WHERE fa.slot <= fa.share
-    ), fit_all AS (
-      SELECT fw.id, row_number() OVER (PARTITION BY fw.event_id ORDER BY fw.ord) + (
-        SELECT count(*) FROM deliveries f
-        WHERE f.event_id = fw.event_id AND f.status = 'in_flight' AND f.lease_until > ${now}
-      ) AS slot
-      FROM fit_webhook fw WHERE fw.slot <= ${caps.perWebhook}
-    )
-    -- The URL is the attempt's from here on: the log shows where it went, whatever the webhook's URL later.
-    UPDATE deliveries d SET status = 'in_flight', claimed_by = ${worker}, lease_until = ${leaseUntil}, url = w.url
-    FROM fit_all c, events e, webhooks w
-    WHERE c.slot <= ${caps.perTrigger} AND d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
-    RETURNING d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type AS event_type, e.payload,
-      w.url, w.secret_ciphertext, d.lease_until`;
+  return await db<ClaimedDelivery[]>`
+    SELECT * FROM deliveries_mark_in_flight(${ids}::text[], ${caps.perTrigger}, ${caps.perWebhook},
+      ${caps.perAccount}, ${caps.slots}, ${now}, ${worker}, ${leaseUntil})`;
+}
+
+/**
+ * Extends the leases of this worker's running attempts (the heartbeat of
+ * `lease_keeper.ts`); returns the ids it still held. One statement for every
+ * attempt of the process, by primary key.
+ */
+export async function renewLeases(db: Db, worker: string, ids: string[], until: Date): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db<{ id: string }[]>`
+    UPDATE deliveries SET lease_until = ${until}
+    WHERE id = ANY(${ids}) AND status = 'in_flight' AND claimed_by = ${worker}
+    RETURNING id`;
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Returns in-flight attempts whose lease ran out to the queue (their worker died). */

@@ -94,10 +94,8 @@ export function createDeliveryRuntime(deps: DeliveryRuntimeDeps): DeliveryRuntim
       perAccount: deps.config.deliveryConcurrencyPerAccount,
       slots: deps.config.deliveryConcurrency,
     },
-    // Past the timeout plus a margin, an attempt's worker is presumed dead.
-    leaseMs: deps.config.deliveryTimeoutMs + 5_000,
-    deliver: async (d) => {
-      const { verdict, recorded } = await deliver(dispatcher, d);
+    deliver: async (d, stop) => {
+      const { verdict, recorded } = await deliver(dispatcher, d, stop);
       metrics.outcomes.inc({ outcome: recorded });
       metrics.latency.observe({ result: verdict.ok ? "success" : "failure" }, verdict.durationMs / 1000);
     },

@@ -55,5 +55,5 @@ export async function claimExactly(
   leaseUntil: Date,
 ): Promise<repo.ClaimedDelivery[]> {
   const noCaps = { perTrigger: 1_000, perWebhook: 1_000, perAccount: 1_000, slots: 1_000_000 };
-  return await f.db.sql.begin((tx) => repo.markInFlightWithinCaps(tx, ids, noCaps, f.clock.now(), worker, leaseUntil));
+  return await repo.markInFlightWithinCaps(f.db.sql, ids, noCaps, f.clock.now(), worker, leaseUntil);
 }

@@ -13,18 +13,8 @@ const CAPS = { perTrigger: 3, perWebhook: 16, perAccount: 64, slots: 128 };
 /** One claim as the queue makes it; returns the claimed ids. */
 async function claim(f: DeliveryFixture, worker = "w1", limit = 64): Promise<string[]> {
   const now = f.clock.now();
-  return await f.db.sql.begin(async (tx) => {
-    const due = await repo.lockDue(tx, now, limit, CAPS);
-    const claimed = await repo.markInFlightWithinCaps(
-      tx,
-      due.filter((d) => d.active).map((d) => d.id),
-      CAPS,
-      now,
-      worker,
-      new Date(now.getTime() + 60_000),
-    );
-    return claimed.map((d) => d.id);
-  });
+  const { claimed } = await repo.claim(f.db.sql, now, limit, CAPS, worker, new Date(now.getTime() + 60_000));
+  return claimed.map((d) => d.id);
 }
 
 async function inFlight(f: DeliveryFixture): Promise<{ eventId: string; webhookId: string }[]> {

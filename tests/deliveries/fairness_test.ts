@@ -129,8 +129,7 @@ Deno.test("two instances claiming one account at the same moment never exceed it
     const claimOn = (sql: typeof other, worker: string, hold?: Promise<void>) =>
       sql.begin(async (tx) => {
         // Each locks different due rows (SKIP LOCKED), so only the account lock can order them.
-        const due = await repo.lockDue(tx, now, 2, caps);
-        const claimed = await repo.markInFlightWithinCaps(tx, due.map((d) => d.id), caps, now, worker, lease);
+        const { claimed } = await repo.claim(tx, now, 2, caps, worker, lease);
         await hold;
         return claimed.length;
       });

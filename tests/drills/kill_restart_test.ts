@@ -30,7 +30,7 @@ const PAUSE_MS = scaled(15, 10);
 Deno.test("drill: kill -9 mid-burst, then restart: 0 lost", async () => {
   const db = await createTestDb();
   const receiver = await startReceiver({ handler: { delayMs: 10 } });
-  // Lease = timeout + 5 s: the killed instance's attempts come back after ~8 s.
+  // Leases last LEASE_MS (2 s) and are renewed while an attempt runs: the killed instance's attempts come back within 2 s.
   const env = serviceEnv(db, { DELIVERY_TIMEOUT_MS: "3000" });
   const first = await startService(env);
   let second: ServiceProcess | undefined;

@@ -1,7 +1,8 @@
 /**
  * Drill 3: two instances on one database, one killed (kill -9) while it holds
  * leased attempts to a slow receiver. The survivor must deliver everything,
- * the victim's leased attempts included once their lease (timeout + 5 s) has
+ * the victim's leased attempts included once their lease (LEASE_MS, renewed
+ * by a heartbeat while an attempt runs) has
  * run out, without a restart or any manual step.
  *
  * The survivor starts once the victim holds leases: an account's share of
@@ -9,6 +10,7 @@
  * so with both running from the start either one may hold all of this single
  * account's attempts, and the victim sometimes held none.
  */
+import { LEASE_MS } from "../../src/deliveries/lease_keeper.ts";
 import assert from "node:assert/strict";
 import { createTestDb } from "../_helpers/db.ts";
 import { startReceiver } from "../_helpers/receiver.ts";
@@ -110,6 +112,9 @@ Deno.test("drill: two instances, one killed holding leases: the survivor deliver
     assert.ok(rows.every((r) => r.status === "succeeded"), "the victim's attempts ended succeeded");
     assert.ok(rows.every((r) => !r.claimedBy.includes(`:${victim.pid}:`)), "by the survivor");
     assert.equal(early.length, 0, "none sent again before its lease ran out (the holder could still be alive)");
+    // Short leases renewed by a heartbeat: a dead instance's work is free again
+    // within one lease of the kill, not after the delivery timeout.
+    assert.ok(leaseEnds - killedAt <= LEASE_MS, `the victim's leases ran ${leaseEnds - killedAt} ms past the kill`);
   } finally {
     await victim.kill().catch(() => {});
     if (survivor) assert.equal(await survivor.stop(), 0, "the survivor stops cleanly");

@@ -1,0 +1,111 @@
+/**
+ * Short leases kept alive by a heartbeat (Convoy's model). A claim leases its
+ * attempts for LEASE_MS; while an attempt runs, this keeper renews the leases
+ * of every attempt of the process in one statement every HEARTBEAT_MS. A
+ * process that dies stops renewing, so another instance takes its attempts
+ * over within about LEASE_MS of the kill, instead of the delivery timeout plus
+ * a margin (15 s) as when a lease had to outlast the whole attempt.
+ *
+ * Never twice at once: an attempt whose lease could not be renewed (the
+ * database is away) is stopped before the lease runs out, when less than
+ * STOP_MARGIN_MS of it is left, and one whose lease was lost (the row is no
+ * longer this worker's) is stopped at once. Another instance takes an attempt
+ * over only once its lease has run out, so the two never send it together.
+ */
+import { getLogger } from "@logtape/logtape";
+import type { Sql } from "../db/client.ts";
+import type { Clock } from "../shared/clock.ts";
+import { withoutContext } from "../shared/log.ts";
+import type { ClaimedDelivery } from "./repo.ts";
+import { renewLeases } from "./repo.ts";
+
+const log = getLogger(["inbox", "deliveries"]);
+
+/** How long a claim holds an attempt without renewal. */
+export const LEASE_MS = 2_000;
+/** How often the leases of running attempts are renewed: four tries per lease. */
+export const HEARTBEAT_MS = 500;
+/** An attempt whose lease has less than this left unrenewed is stopped. */
+export const STOP_MARGIN_MS = 300;
+
+/** Why an attempt was stopped (the reason its verdict records). */
+export const LEASE_LOST =
+  "Stopped: the lease on this attempt could not be renewed, so another instance may take it over";
+
+interface Held {
+  d: ClaimedDelivery;
+  stop: AbortController;
+}
+
+/** The leases of one process's running attempts. */
+export class LeaseKeeper {
+  readonly #held = new Map<string, Held>();
+  readonly #sql: Sql;
+  readonly #clock: Clock;
+  readonly #worker: string;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #renewing = false;
+
+  constructor(deps: { sql: Sql; clock: Clock; worker: string }) {
+    this.#sql = deps.sql;
+    this.#clock = deps.clock;
+    this.#worker = deps.worker;
+  }
+
+  /** Keeps `d`'s lease alive until `release`; the signal aborts when it is lost. */
+  hold(d: ClaimedDelivery): AbortSignal {
+    const stop = new AbortController();
+    this.#held.set(d.id, { d, stop });
+    if (this.#timer === undefined) {
+      // Beats belong to no request: the first hold may run in one's log context.
+      this.#timer = withoutContext(() => setInterval(() => this.#beat(), HEARTBEAT_MS));
+    }
+    return stop.signal;
+  }
+
+  /** The attempt finished (recorded or given up): its lease is no longer renewed. */
+  release(id: string): void {
+    this.#held.delete(id);
+    if (this.#held.size === 0) this.close();
+  }
+
+  /** Stops the heartbeat. */
+  close(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #beat(): void {
+    // First the local check, which needs no database: a lease about to run
+    // out unrenewed stops its attempt, even while a renewal hangs.
+    const now = this.#clock.now().getTime();
+    for (const { d, stop } of this.#held.values()) {
+      if (d.leaseUntil.getTime() - now < STOP_MARGIN_MS && !stop.signal.aborted) stop.abort(new Error(LEASE_LOST));
+    }
+    if (this.#renewing || this.#held.size === 0) return;
+    this.#renewing = true;
+    void this.#renew().finally(() => this.#renewing = false);
+  }
+
+  async #renew(): Promise<void> {
+    const asked = [...this.#held.values()].filter((h) => !h.stop.signal.aborted);
+    if (asked.length === 0) return;
+    const until = new Date(this.#clock.now().getTime() + LEASE_MS);
+    let renewed: Set<string>;
+    try {
+      renewed = await renewLeases(this.#sql, this.#worker, asked.map((h) => h.d.id), until);
+    } catch (err) {
+      // The database is away: the local check stops the attempts in time.
+      log.debug("Renewing {count} leases failed: {error}", { count: asked.length, error: String(err) });
+      return;
+    }
+    for (const h of asked) {
+      if (renewed.has(h.d.id)) {
+        h.d.leaseUntil = until;
+      } else if (this.#held.has(h.d.id)) {
+        // No longer this worker's (its lease ran out and another took it over).
+        h.stop.abort(new Error(LEASE_LOST));
+      }
+    }
+  }
+}
