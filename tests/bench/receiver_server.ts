@@ -6,7 +6,8 @@
  *
  * HTTPS: answers every request 200 (after `delayMs`, settable), counts it, and
  * when the body is an event records now - createdAt (commit-to-receipt
- * latency). Control (plain HTTP on 127.0.0.1): GET /stats, POST /reset?delayMs=N.
+ * latency). Control (plain HTTP on 127.0.0.1): GET /stats, GET /count (the count
+ * alone, for polling without serialising every latency), POST /reset?delayMs=N.
  */
 const [httpsPort, controlPort] = Deno.args.map(Number);
 const certs = new URL("../_helpers/certs/", import.meta.url);
@@ -37,5 +38,6 @@ Deno.serve({ hostname: "127.0.0.1", port: controlPort!, onListen: () => console.
     delayMs = Number(url.searchParams.get("delayMs") ?? 0);
     return new Response("ok");
   }
+  if (url.pathname === "/count") return Response.json({ count });
   return Response.json({ count, latencies });
 });

@@ -5,9 +5,11 @@
  *
  * Scenarios (design "Targets", issue 7):
  *   api        authenticated GET /api/user-webhooks (wrk) vs a bare Deno.serve + postgres.js handler
- *   deliveries signed deliveries/s from committed events vs plain fetch at the same concurrency
- *   latency    event committed -> receiver, p50/p95/p99 at 50/s and 200/s offered
- *   growth     delivery throughput with 10^4 and 10^6 rows already in deliveries; claim query plan
+ *   deliveries signed deliveries/s from committed events vs plain fetch at the service's concurrency (and at 64)
+ *   latency    event committed -> receiver, p50/p95/p99 at 50/s and 200/s offered, and 10 webhooks at 200/s
+ *   backlog    50,000 deliveries released at once: the rate each second (does it drop?), CPU of service and PostgreSQL
+ *   growth     delivery throughput with 10^4, 10^6 and 10^7 rows already in deliveries; claim query plan
+ *   purge      the retention sweeps' DELETEs at 10^7 rows: time, rows/s, WAL; deliveries/s while they run
  *   memory     peak RSS idle, and with 10^4 deliveries queued against a slow receiver
  *   events     created -> SSE frame with 1,000 streams, their RSS; inbox creations/s keeping every event vs before
  *   smtp       durable SMTP ingestion vs MailDev, both loaded by postfix's smtp-source (new and kept connections)
@@ -19,8 +21,11 @@ import { freePort } from "../_helpers/ports.ts";
 import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
-import { notifyQueued } from "../../src/deliveries/repo.ts";
+import { notifyQueued, purgeOld as purgeOldDeliveries } from "../../src/deliveries/repo.ts";
+import { purgeOld as purgeOldEvents } from "../../src/events/repo.ts";
 import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
+import { PER_WEBHOOK_CONCURRENCY } from "../../src/deliveries/runtime.ts";
+import { loadConfig } from "../../src/config.ts";
 import { waitScenario } from "./wait_bench.ts";
 import { BEFORE, storeCostScenario, streamScenario } from "./events_bench.ts";
 import { smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
@@ -33,9 +38,17 @@ type Row = { scenario: string; metric: string; service: number | string; limit: 
 const rows: Row[] = [];
 const results: Record<string, unknown> = { machine: { cores: navigator.hardwareConcurrency }, at: new Date() };
 
-function row(scenario: string, metric: string, service: number | string, limit: number | string = "", target = "") {
+/** One line of the table; `against` names what the limit is when the metric does not say (e.g. "fetch at 32"). */
+function row(
+  scenario: string,
+  metric: string,
+  service: number | string,
+  limit: number | string = "",
+  target = "",
+  against = "",
+) {
   const ratio = typeof service === "number" && typeof limit === "number" && limit > 0
-    ? `${(service / limit).toFixed(2)}${target ? ` (target ${target})` : ""}`
+    ? `${(service / limit).toFixed(2)}${against ? ` of ${against}` : ""}${target ? ` (target ${target})` : ""}`
     : target;
   rows.push({ scenario, metric, service, limit, ratio });
   console.log(`  ${scenario} ${metric}: ${service}${limit !== "" ? ` vs ${limit}` : ""} ${ratio}`);
@@ -79,10 +92,14 @@ class BenchReceiver {
   async stats(): Promise<{ count: number; latencies: number[] }> {
     return await (await fetch(`http://127.0.0.1:${this.control}/stats`)).json();
   }
+  /** Requests received since the last reset (without the latencies: polled every 10 ms, they would load the receiver). */
+  async count(): Promise<number> {
+    return (await (await fetch(`http://127.0.0.1:${this.control}/count`)).json()).count;
+  }
   async waitFor(count: number, timeoutMs = 300_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while ((await this.stats()).count < count) {
-      if (Date.now() > deadline) throw new Error(`receiver got ${(await this.stats()).count} of ${count}`);
+    while ((await this.count()) < count) {
+      if (Date.now() > deadline) throw new Error(`receiver got ${await this.count()} of ${count}`);
       await sleep(10);
     }
   }
@@ -159,23 +176,45 @@ async function backlogThroughput(
   fanout: number,
 ): Promise<{ delivered: number; committed: number }> {
   await receiver.reset();
-  const later = new Date(Date.now() + 3_600_000);
   const emitStarted = performance.now();
-  await commitInboxEvents(db.sql, accountId, events, 100, later);
+  await queueBacklog(db, accountId, events);
   const committed = Math.round((events * fanout) / ((performance.now() - emitStarted) / 1000));
   const started = performance.now();
-  await db.sql.begin(async (tx) => {
-    await tx`UPDATE deliveries SET run_at = now() WHERE status = 'pending'`;
-    await notifyQueued(tx, DELIVERY_CHANNEL);
-  });
+  await releaseBacklog(db);
   await receiver.waitFor(events * fanout);
   return { delivered: Math.round((events * fanout) / ((performance.now() - started) / 1000)), committed };
 }
 
-async function fetchLimit(receiver: BenchReceiver, requests: number): Promise<number> {
+/** Commits `events` events in transactions of 100, their first attempts due an hour later. */
+async function queueBacklog(db: TestDb, accountId: string, events: number): Promise<void> {
+  await commitInboxEvents(db.sql, accountId, events, 100, new Date(Date.now() + 3_600_000));
+}
+
+/** Makes every pending attempt due now, in one statement, and wakes the service. */
+async function releaseBacklog(db: TestDb): Promise<void> {
+  await db.sql.begin(async (tx) => {
+    await tx`UPDATE deliveries SET run_at = now() WHERE status = 'pending'`;
+    await notifyQueued(tx, DELIVERY_CHANNEL);
+  });
+}
+
+/**
+ * Plain fetch's rate at `concurrency`. 30,000 requests, not the service's
+ * 6,000: with 6,000 the one TLS handshake per connection weighed on the
+ * figure, which swung from 7,100 to 12,400 between runs.
+ */
+async function fetchLimit(receiver: BenchReceiver, requests: number, concurrency: number): Promise<number> {
   await receiver.reset();
   const out = await new Deno.Command("deno", {
-    args: ["run", "-A", "tests/bench/fetch_load.ts", receiver.url("/plain"), String(requests), "64", "230"],
+    args: [
+      "run",
+      "-A",
+      "tests/bench/fetch_load.ts",
+      receiver.url("/plain"),
+      String(requests),
+      String(concurrency),
+      "230",
+    ],
     cwd: ROOT,
     stdout: "piped",
   }).output();
@@ -187,11 +226,204 @@ function rssKb(pid: number, field: "VmRSS" | "VmHWM"): number {
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
 }
 
+/** Clock ticks per second of /proc's CPU times. */
+const CLK_TCK = Number(
+  new TextDecoder().decode(new Deno.Command("getconf", { args: ["CLK_TCK"], stdout: "piped" }).outputSync().stdout),
+) || 100;
+
+/** A process's name and CPU time so far (utime + stime, in ticks), or undefined once it is gone. */
+function procCpu(pid: number | string): { comm: string; ticks: number } | undefined {
+  let stat: string;
+  try {
+    stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  } catch {
+    return undefined;
+  }
+  // The name is in parentheses and may hold spaces; utime and stime are fields 14 and 15.
+  const close = stat.lastIndexOf(")");
+  const fields = stat.slice(close + 2).split(" ");
+  return { comm: stat.slice(stat.indexOf("(") + 1, close), ticks: Number(fields[11]) + Number(fields[12]) };
+}
+
+/** The machine's CPU counters (/proc/stat): idle (with iowait) and total, in ticks. */
+function machineTicks(): { idle: number; total: number } {
+  const cpu = Deno.readTextFileSync("/proc/stat").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { idle: cpu[3]! + (cpu[4] ?? 0), total: cpu.slice(0, 8).reduce((a, b) => a + b, 0) };
+}
+
+/**
+ * CPU used between two samples, in cores: the service process (all its
+ * threads, workers included), the receiver, every postgres process (the
+ * server is shared with other sessions' tests, whose backends count too) and
+ * the machine's idle time. Per process, so a backend that starts between two
+ * samples counts whole and one that ends loses only its last interval.
+ */
+class CpuSampler {
+  #at = performance.now();
+  #pg = new Map<string, number>();
+  #own: number[];
+  #machine = machineTicks();
+  constructor(readonly ownPids: number[]) {
+    this.#own = ownPids.map((pid) => procCpu(pid)?.ticks ?? 0);
+    this.#postgres();
+  }
+  #postgres(): number {
+    let used = 0;
+    const seen = new Map<string, number>();
+    for (const entry of Deno.readDirSync("/proc")) {
+      if (!/^\d+$/.test(entry.name)) continue;
+      const p = procCpu(entry.name);
+      if (p?.comm !== "postgres") continue;
+      seen.set(entry.name, p.ticks);
+      used += p.ticks - (this.#pg.get(entry.name) ?? 0);
+    }
+    this.#pg = seen;
+    return used;
+  }
+  /** Cores used since the previous sample: one figure per own pid, then postgres, then machine idle. */
+  sample(): { own: number[]; postgres: number; idle: number } {
+    const now = performance.now();
+    const seconds = (now - this.#at) / 1000;
+    this.#at = now;
+    const own = this.ownPids.map((pid, i) => {
+      const ticks = procCpu(pid)?.ticks ?? this.#own[i]!;
+      const used = ticks - this.#own[i]!;
+      this.#own[i] = ticks;
+      return used / CLK_TCK / seconds;
+    });
+    const postgres = this.#postgres() / CLK_TCK / seconds;
+    const machine = machineTicks();
+    const idle = (machine.idle - this.#machine.idle) / Math.max(1, machine.total - this.#machine.total) *
+      navigator.hardwareConcurrency;
+    this.#machine = machine;
+    return { own, postgres, idle };
+  }
+}
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
+const DAY_MS = 86_400_000;
+
+/** Rows of history the growth scenario ends with and the purge scenario deletes 10 % of. */
+const HISTORY_ROWS = 10_000_000;
+/** History rows per history event (an event delivered to 10 webhooks, or retried). */
+const HISTORY_PER_EVENT = 10;
+/** Rows added per INSERT: a transaction each, and a progress line. */
+const HISTORY_CHUNK = 1_000_000;
+/** The retention the service applies by default, which the purge scenario applies to the history. */
+const RETENTION = loadConfig({});
+/**
+ * The history's spacing: one row every this many ms, back from the moment of
+ * the fill, so that the oldest 10 % of 10^7 rows are past the delivery
+ * retention (about 0.29 s, over 33 days).
+ */
+const HISTORY_STEP_MS = (RETENTION.deliveryRetentionDays * DAY_MS) / (HISTORY_ROWS * 0.9);
+/** An event body of about the size of the bench's own inbox.created events. */
+const HISTORY_PAYLOAD = JSON.stringify({
+  type: "inbox.created",
+  data: { inboxId: "inb_history", address: "history@inbox.localhost", pad: "x".repeat(120) },
+});
+
+/**
+ * Finished attempts (succeeded, to one webhook of the bench account) and the
+ * events they belong to, dated back from `epoch` one row every
+ * HISTORY_STEP_MS: row g finished at epoch - g * step, event k (rows 10k to
+ * 10k + 9) was created just before its oldest row. The purge scenario can so
+ * pick a sweep moment at which a known share is past retention.
+ */
+class History {
+  /** History rows so far: dlv_fill_0 to dlv_fill_<rows - 1>. */
+  rows = 0;
+  readonly epoch = new Date();
+  constructor(readonly db: TestDb, readonly accountId: string, readonly webhookId: string, readonly url: string) {}
+
+  /**
+   * Adds history until deliveries holds `target` rows, then VACUUM ANALYZE (a
+   * table that grew over months has been vacuumed; one just filled would be
+   * vacuumed by autovacuum during the measurement) and a CHECKPOINT (so the
+   * fill's dirty pages are not written out during it). Returns the seconds
+   * taken, or undefined when there was nothing to add.
+   */
+  async fill(target: number): Promise<{ insertS: number; vacuumS: number } | undefined> {
+    const sql = this.db.sql;
+    const n = (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deliveries`)[0]!.n;
+    if (n >= target) return undefined;
+    // The rows are valid by construction: skipping the foreign-key triggers
+    // makes the fill about a third faster (possible only as a superuser).
+    const superuser = (await sql<{ s: boolean }[]>`SELECT rolsuper AS s FROM pg_roles WHERE rolname = current_user`)[0]!
+      .s;
+    const [start, end] = [this.rows, this.rows + (target - n)];
+    const t0 = performance.now();
+    for (let from = start; from < end; from += HISTORY_CHUNK) {
+      const to = Math.min(end, from + HISTORY_CHUNK);
+      await sql.begin(async (tx) => {
+        if (superuser) await tx`SET LOCAL session_replication_role = replica`;
+        await tx`
+          INSERT INTO events (id, account_id, type, payload, created_at)
+          SELECT 'evt_fill_' || k, ${this.accountId}, 'inbox.created', ${HISTORY_PAYLOAD},
+            ${this.epoch}::timestamptz - ((k + 1) * ${HISTORY_PER_EVENT} * ${HISTORY_STEP_MS}::float8) * interval '1 ms'
+          FROM generate_series(${Math.floor(from / HISTORY_PER_EVENT)}::int,
+            ${Math.floor((to - 1) / HISTORY_PER_EVENT)}::int) k
+          ON CONFLICT (id) DO NOTHING`;
+        await tx`
+          INSERT INTO deliveries (id, event_id, webhook_id, attempt, status, run_at, created_at, finished_at,
+            response_status, duration_ms, url, response_body)
+          SELECT 'dlv_fill_' || g, 'evt_fill_' || (g / ${HISTORY_PER_EVENT}::int), ${this.webhookId}, 1, 'succeeded',
+            t, t, t, 200, 5, ${this.url}, 'ok'
+          FROM generate_series(${from}::int, ${to - 1}::int) g,
+            LATERAL (SELECT ${this.epoch}::timestamptz - (g * ${HISTORY_STEP_MS}::float8) * interval '1 ms' AS t) x`;
+      });
+      this.rows = to;
+      const s = ((performance.now() - t0) / 1000).toFixed(0);
+      console.log(
+        `    ${(to - start).toLocaleString("en")} of ${(end - start).toLocaleString("en")} rows added, ${s} s`,
+      );
+    }
+    const t1 = performance.now();
+    await sql`VACUUM ANALYZE deliveries`;
+    await sql`VACUUM ANALYZE events`;
+    if (superuser) await sql`CHECKPOINT`;
+    return { insertS: round2((t1 - t0) / 1000), vacuumS: round2((performance.now() - t1) / 1000) };
+  }
+
+  /** When row g finished. */
+  at(g: number): Date {
+    return new Date(this.epoch.getTime() - g * HISTORY_STEP_MS);
+  }
+}
+
+/** The WAL position, in bytes from the start. */
+async function walBytes(db: TestDb): Promise<number> {
+  return (await db.sql<{ b: number }[]>`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 AS b`)[0]!.b;
+}
+
 console.log("Inbox Service benchmarks (2 cores; figures are one run, side by side)\n");
 const receiver = await BenchReceiver.start();
 const db = await createTestDb();
 const smtpPort = freePort();
-const service = await startService(serviceEnv(db, { LOG_LEVEL: "error", SMTP_PORT: String(smtpPort) }));
+const env = serviceEnv(db, {
+  LOG_LEVEL: "error",
+  SMTP_PORT: String(smtpPort),
+  // The growth and purge scenarios' history goes back 33 days: the service's
+  // own minute sweep would purge it at some moment of a measurement. The
+  // purge scenario runs the sweep's statements itself, with the default
+  // retention, at a chosen time.
+  DELIVERY_RETENTION_DAYS: "3650",
+  EVENT_RETENTION_DAYS: "3650",
+});
+const config = loadConfig(env);
+/**
+ * Attempts one account alone may have in flight with `webhooks` webhooks
+ * (src/deliveries/repo.ts Caps): at most DELIVERY_CONCURRENCY_PER_ACCOUNT,
+ * at most half of the instance's slots when no other account holds any, and
+ * PER_WEBHOOK_CONCURRENCY per webhook.
+ */
+const serviceConcurrency = (webhooks: number) =>
+  Math.min(
+    config.deliveryConcurrencyPerAccount,
+    Math.max(1, Math.floor(config.deliveryConcurrency / 2)),
+    PER_WEBHOOK_CONCURRENCY * webhooks,
+  );
+const service = await startService(env);
 try {
   const acc = await account(service, receiver, 3);
 
@@ -228,15 +460,35 @@ try {
   }
 
   if (want("deliveries")) {
-    console.log("deliveries: 2,000 events x 3 webhooks, signed, vs plain fetch (HTTP/1.1, 64 concurrent)");
+    const conc = serviceConcurrency(3);
+    const concurrencies = [...new Set([conc, config.deliveryConcurrency])];
+    console.log(
+      `deliveries: 2,000 events x 3 webhooks, signed, vs plain fetch (HTTP/1.1, 30,000 requests at ${
+        concurrencies.join(" and ")
+      } concurrent; the service holds at most ${conc} of one account in flight)`,
+    );
     await deliveryThroughput(db, receiver, acc.id, 200, 3); // warm-up: connections, JIT
     const svc = await deliveryThroughput(db, receiver, acc.id, 2000, 3);
     const backlog = await backlogThroughput(db, receiver, acc.id, 2000, 3);
-    const limit = await fetchLimit(receiver, 6000);
-    row("deliveries", "deliveries/s, backlog of 6,000 released at once", backlog.delivered, limit, ">= 0.50");
-    row("deliveries", "deliveries/s, events committed meanwhile", svc, limit, "absolute >= 1000/s");
+    const fetchAt: Record<number, number> = {};
+    for (const c of concurrencies) fetchAt[c] = await fetchLimit(receiver, 30_000, c);
+    const limit = fetchAt[conc]!;
+    const against = `fetch at ${conc}`;
+    row("deliveries", "deliveries/s, backlog of 6,000 released at once", backlog.delivered, limit, ">= 0.50", against);
+    row("deliveries", "deliveries/s, events committed meanwhile", svc, limit, "absolute >= 1000/s", against);
     row("deliveries", "events' deliveries committed/s by the bench alone", backlog.committed);
-    results.deliveries = { service: svc, backlog: backlog.delivered, committed: backlog.committed, fetch: limit };
+    for (const c of concurrencies) {
+      const why = c === conc ? "the service's for one account" : "DELIVERY_CONCURRENCY";
+      row("deliveries", `plain fetch requests/s, ${c} concurrent (${why})`, fetchAt[c]!);
+    }
+    results.deliveries = {
+      service: svc,
+      backlog: backlog.delivered,
+      committed: backlog.committed,
+      fetch: limit,
+      serviceConcurrency: conc,
+      fetchAt,
+    };
   }
 
   if (want("latency")) {
@@ -268,55 +520,110 @@ try {
     results.latency = lat;
   }
 
-  if (want("growth")) {
-    console.log("growth: throughput with 10^4, then 10^6 finished rows in deliveries");
-    let claimPlan = "";
-    class Rollback extends Error {}
-    const [hook] = acc.webhooks;
-    const fill = async (target: number) => {
-      const n = (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deliveries`)[0]!.n;
-      if (n >= target) return;
-      const eventId = (await db.sql<{ id: string }[]>`SELECT id FROM events LIMIT 1`)[0]!.id;
-      await db.sql`
-        INSERT INTO deliveries (id, event_id, webhook_id, attempt, status, run_at, created_at, finished_at,
-          response_status, duration_ms)
-        SELECT 'dlv_fill_' || g, ${eventId}, ${hook!}, 1, 'succeeded', now(), now(), now(), 200, 5
-        FROM generate_series(${n + 1}::int, ${target}::int) g`;
-      // A table that grew to this size over months has been vacuumed; one just
-      // filled would otherwise be vacuumed by autovacuum during the measurement.
-      await db.sql`VACUUM ANALYZE deliveries`;
+  if (want("backlog")) {
+    const [events, fanout] = [5_000, 10];
+    const total = events * fanout;
+    console.log(
+      `backlog: ${total.toLocaleString("en")} deliveries (${events.toLocaleString("en")} events x ${fanout} webhooks ` +
+        "of one account) released at once; receipts and CPU sampled every second",
+    );
+    const ten = await account(service, receiver, fanout);
+    await deliveryThroughput(db, receiver, ten.id, 100, fanout); // warm-up: the 10 webhooks' connections
+    await receiver.reset();
+    const q0 = performance.now();
+    await queueBacklog(db, ten.id, events);
+    const queuedS = round2((performance.now() - q0) / 1000);
+    console.log(`  queued in ${queuedS} s`);
+    const analyzed = async () =>
+      (await db.sql<{ n: number }[]>`
+        SELECT (autoanalyze_count + analyze_count)::int AS n FROM pg_stat_user_tables
+        WHERE schemaname = ${db.schema} AND relname = 'deliveries'`)[0]?.n ?? 0;
+    const analyzedBefore = await analyzed();
+    const r0 = performance.now();
+    await releaseBacklog(db);
+    const releaseMs = Math.round(performance.now() - r0);
+    // The clock starts once the release has committed: before, nothing is due.
+    const sampler = new CpuSampler([service.pid, receiver.child.pid]);
+    const started = performance.now();
+    let finishedAt = 0;
+    const drained = receiver.waitFor(total).then(() => finishedAt = performance.now());
+    type Second = {
+      t: number;
+      delivered: number;
+      rate: number;
+      serviceCores: number;
+      postgresCores: number;
+      receiverCores: number;
+      idleCores: number;
+      analyzes: number;
     };
-    // Warm-up, and the event the filler rows point at when this scenario runs alone.
-    await deliveryThroughput(db, receiver, acc.id, 200, 3);
-    const g: Record<string, number> = {};
-    for (const size of [10_000, 1_000_000]) {
-      const t0 = performance.now();
-      await fill(size);
-      console.log(`  filled to ${size} rows in ${Math.round(performance.now() - t0)} ms`);
-      // Best of two rounds, as for the API: one round is under two seconds, and noise here is large.
-      const first = await deliveryThroughput(db, receiver, acc.id, 1000, 3);
-      g[String(size)] = Math.max(first, await deliveryThroughput(db, receiver, acc.id, 1000, 3));
+    const series: Second[] = [];
+    let [prevCount, prevAt] = [0, started];
+    while (!finishedAt) {
+      const due = started + (series.length + 1) * 1000;
+      await Promise.race([sleep(Math.max(0, due - performance.now())), drained]);
+      const at = performance.now();
+      const delivered = await receiver.count();
+      const cpu = sampler.sample();
+      series.push({
+        t: round2((at - started) / 1000),
+        delivered,
+        rate: Math.round((delivered - prevCount) / ((at - prevAt) / 1000)),
+        serviceCores: round2(cpu.own[0]!),
+        receiverCores: round2(cpu.own[1]!),
+        postgresCores: round2(cpu.postgres),
+        idleCores: round2(cpu.idle),
+        analyzes: (await analyzed()) - analyzedBefore,
+      });
+      [prevCount, prevAt] = [delivered, at];
     }
-    row("growth", "deliveries/s at 10^6 vs 10^4 rows", g["1000000"]!, g["10000"]!, ">= 0.80");
-    // The due scan of the claim (repo.lockDue), with 6,000 attempts pending beside the 10^6 finished.
-    await db.sql.begin(async (tx) => {
-      await tx`UPDATE deliveries SET status = 'pending', finished_at = NULL
-        WHERE id IN (SELECT id FROM deliveries WHERE id LIKE 'dlv_fill_%' LIMIT 6000)`;
-      await tx`ANALYZE deliveries`;
-      const plan = await tx.unsafe(`
-        EXPLAIN ANALYZE SELECT id, event_id, webhook_id, run_at FROM deliveries
-        WHERE status = 'pending' AND run_at <= now()
-          AND webhook_id NOT IN (
-            SELECT webhook_id FROM deliveries WHERE status = 'in_flight' AND lease_until > now()
-            GROUP BY webhook_id HAVING count(*) >= 16)
-        ORDER BY run_at, id LIMIT 64 FOR UPDATE SKIP LOCKED`);
-      claimPlan = plan.map((r) => Object.values(r)[0]).join("\n");
-      throw new Rollback();
-    }).catch((e) => {
-      if (!(e instanceof Rollback)) throw e;
-    });
-    console.log("  claim's due scan at 10^6 rows:\n    " + claimPlan.replaceAll("\n", "\n    "));
-    results.growth = { ...g, claimPlan };
+    await drained;
+    const seconds = (finishedAt - started) / 1000;
+    const overall = Math.round(total / seconds);
+    // The seconds between the first (claims start, connections open) and
+    // the last (cut short when the backlog runs out).
+    const middle = series.length > 2 ? series.slice(1, -1) : series;
+    const rates = middle.map((x) => x.rate);
+    const [min, max] = [Math.min(...rates), Math.max(...rates)];
+    const slow = middle.filter((x) => x.rate < overall / 2).map((x) => x.t);
+    const mean = (f: (x: Second) => number) => round2(series.reduce((a, x) => a + f(x), 0) / series.length);
+    const cores = {
+      service: mean((x) => x.serviceCores),
+      postgres: mean((x) => x.postgresCores),
+      receiver: mean((x) => x.receiverCores),
+      idle: mean((x) => x.idleCores),
+    };
+    const analyzesAt = series.filter((x, i) => x.analyzes > (series[i - 1]?.analyzes ?? 0)).map((x) => x.t);
+    console.log(
+      `  released in ${releaseMs} ms; per second: ${series.map((x) => x.rate).join(" ")}` +
+        (analyzesAt.length ? `; deliveries analyzed by t = ${analyzesAt.join(", ")} s` : ""),
+    );
+    row("backlog", "deliveries/s, 50,000 (5,000 events x 10 webhooks) released at once", overall);
+    row(
+      "backlog",
+      "lowest / highest 1 s rate after the first second, deliveries/s",
+      `${min} / ${max} (${max > 0 ? round2(min / max) : "-"}; first second ${series[0]?.rate})`,
+    );
+    row("backlog", "lowest 1 s rate vs overall (well under 1: a drop)", min, overall, "no drop");
+    row("backlog", "seconds under half the overall rate", slow.length, "", "0");
+    row(
+      "backlog",
+      "CPU while draining, cores: service / PostgreSQL (all) / receiver / machine idle",
+      `${cores.service} / ${cores.postgres} / ${cores.receiver} / ${cores.idle}`,
+    );
+    results.backlog = {
+      deliveries: total,
+      queuedS,
+      releaseMs,
+      seconds: round2(seconds),
+      overall,
+      min,
+      max,
+      slowSeconds: slow,
+      cores,
+      analyzesAt,
+      series,
+    };
   }
 
   if (want("wait")) {
@@ -396,6 +703,135 @@ try {
       ">= 0.90",
     );
     results.events = { streams: st, storeCost: cost };
+  }
+
+  // The history the growth scenario adds and the purge scenario deletes from,
+  // on one of the bench account's webhooks.
+  const history = new History(db, acc.id, acc.webhooks[0]!, receiver.url("/h0"));
+
+  if (want("growth")) {
+    console.log("growth: throughput with 10^4, 10^6, then 10^7 finished rows in deliveries");
+    let claimPlan = "";
+    class Rollback extends Error {}
+    // The rows of earlier scenarios would make the first size more than 10^4.
+    if ((await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deliveries`)[0]!.n > 10_000) {
+      await db.sql`TRUNCATE deliveries`;
+    }
+    await deliveryThroughput(db, receiver, acc.id, 200, 3); // warm-up
+    const g: Record<string, number> = {};
+    const fills: Record<string, { insertS: number; vacuumS: number }> = {};
+    for (const size of [10_000, 1_000_000, HISTORY_ROWS]) {
+      const filled = await history.fill(size);
+      if (filled) {
+        fills[String(size)] = filled;
+        console.log(
+          `  filled to ${
+            size.toLocaleString("en")
+          } rows: inserts ${filled.insertS} s, VACUUM ANALYZE ${filled.vacuumS} s`,
+        );
+      }
+      // Best of two rounds, as for the API: one round is under two seconds, and noise here is large.
+      const first = await deliveryThroughput(db, receiver, acc.id, 1000, 3);
+      g[String(size)] = Math.max(first, await deliveryThroughput(db, receiver, acc.id, 1000, 3));
+    }
+    row("growth", "deliveries/s at 10^6 vs 10^4 rows", g["1000000"]!, g["10000"]!, ">= 0.80");
+    row("growth", "deliveries/s at 10^7 vs 10^4 rows", g[String(HISTORY_ROWS)]!, g["10000"]!, ">= 0.80");
+    const fillS = Object.values(fills).reduce((a, f) => a + f.insertS + f.vacuumS, 0);
+    row("growth", "seconds to fill to 10^7 rows (inserts + VACUUM ANALYZE)", round2(fillS));
+    // The due scan of the claim (repo.lockDue), with 6,000 attempts pending beside the 10^7 finished.
+    await db.sql.begin(async (tx) => {
+      await tx`UPDATE deliveries SET status = 'pending', finished_at = NULL
+        WHERE id IN (SELECT id FROM deliveries WHERE id LIKE 'dlv_fill_%' LIMIT 6000)`;
+      await tx`ANALYZE deliveries`;
+      const plan = await tx.unsafe(`
+        EXPLAIN ANALYZE SELECT id, event_id, webhook_id, run_at FROM deliveries
+        WHERE status = 'pending' AND run_at <= now()
+          AND webhook_id NOT IN (
+            SELECT webhook_id FROM deliveries WHERE status = 'in_flight' AND lease_until > now()
+            GROUP BY webhook_id HAVING count(*) >= 16)
+        ORDER BY run_at, id LIMIT 64 FOR UPDATE SKIP LOCKED`);
+      claimPlan = plan.map((r) => Object.values(r)[0]).join("\n");
+      throw new Rollback();
+    }).catch((e) => {
+      if (!(e instanceof Rollback)) throw e;
+    });
+    console.log("  claim's due scan at 10^7 rows:\n    " + claimPlan.replaceAll("\n", "\n    "));
+    results.growth = { ...g, fills, claimPlan };
+  }
+
+  if (want("purge")) {
+    console.log(
+      "purge: the retention sweeps' DELETEs (src/deliveries/repo.ts and src/events/repo.ts purgeOld) at 10^7 rows, " +
+        "10 % each time: alone, then while a backlog drains",
+    );
+    const filled = await history.fill(HISTORY_ROWS);
+    if (filled) console.log(`  filled to 10^7 rows: inserts ${filled.insertS} s, VACUUM ANALYZE ${filled.vacuumS} s`);
+    // Both sweeps as the service runs them at `now` with the default
+    // retention: finished attempts past theirs, then events past theirs that
+    // no attempt refers to any more (those of the attempts just deleted).
+    const sweep = async (now: Date) => {
+      const measure = async (purge: () => Promise<number>) => {
+        const [wal0, t0] = [await walBytes(db), performance.now()];
+        const rows = await purge();
+        const seconds = (performance.now() - t0) / 1000;
+        return {
+          rows,
+          seconds: round2(seconds),
+          rowsPerS: Math.round(rows / seconds),
+          walMiB: round2(((await walBytes(db)) - wal0) / 2 ** 20),
+        };
+      };
+      const deliveries = await measure(() =>
+        purgeOldDeliveries(db.sql, new Date(now.getTime() - RETENTION.deliveryRetentionDays * DAY_MS))
+      );
+      const events = await measure(() =>
+        purgeOldEvents(db.sql, new Date(now.getTime() - RETENTION.eventRetentionDays * DAY_MS))
+      );
+      return { deliveries, events };
+    };
+    // At the moment of the fill, history rows 9 * 10^6 and older are past retention.
+    const alone = await sweep(history.epoch);
+    const aloneS = alone.deliveries.seconds + alone.events.seconds;
+    const fmt = (x: { rows: number; seconds: number; walMiB: number }) => `${x.rows} / ${x.seconds} / ${x.walMiB}`;
+    row("purge", "deliveries DELETE alone: rows / s / MiB of WAL", fmt(alone.deliveries));
+    row("purge", "deliveries DELETE alone, rows/s", alone.deliveries.rowsPerS);
+    row("purge", "events DELETE alone (after it): rows / s / MiB of WAL", fmt(alone.events));
+    row("purge", "events DELETE alone, rows/s", alone.events.rowsPerS);
+
+    // Then 10^6 rows later in the history (the next 10 % past retention),
+    // while a backlog drains: its rate over as long a window just before the
+    // sweeps, then during them. The backlog is sized to outlast both windows
+    // at about 1.5 times the rate expected.
+    const expected = (results.growth as Record<string, number> | undefined)?.[String(HISTORY_ROWS)] ??
+      await deliveryThroughput(db, receiver, acc.id, 1000, 3);
+    const windowS = Math.max(3, aloneS);
+    const events = Math.ceil((expected * 1.5 * (1 + windowS + 2 * aloneS + 2)) / 3 / 100) * 100;
+    const total = events * 3;
+    await receiver.reset();
+    await queueBacklog(db, acc.id, events);
+    // Statistics that still count no pending row would put the claim's plan
+    // on one window and not the other (the backlog scenario watches that).
+    await db.sql`ANALYZE deliveries`;
+    await releaseBacklog(db);
+    await sleep(1000);
+    const [c0, w0] = [await receiver.count(), performance.now()];
+    await sleep(windowS * 1000);
+    const [c1, w1] = [await receiver.count(), performance.now()];
+    const during = await sweep(new Date(history.epoch.getTime() + 1_000_000 * HISTORY_STEP_MS));
+    const [c2, w2] = [await receiver.count(), performance.now()];
+    await receiver.waitFor(total);
+    const before = Math.round((c1 - c0) / ((w1 - w0) / 1000));
+    const meanwhile = Math.round((c2 - c1) / ((w2 - w1) / 1000));
+    const ranOut = c2 >= total;
+    console.log(
+      `  backlog of ${total} deliveries; ${c1 - c0} in the ${round2((w1 - w0) / 1000)} s before the sweeps, ` +
+        `${c2 - c1} in the ${round2((w2 - w1) / 1000)} s of the sweeps` +
+        (ranOut ? " (the backlog ran out during the sweeps: that figure is low)" : ""),
+    );
+    row("purge", "deliveries/s while both DELETEs run vs just before", meanwhile, before, "");
+    row("purge", "deliveries DELETE under that load: rows / s / MiB of WAL", fmt(during.deliveries));
+    row("purge", "events DELETE under that load: rows / s / MiB of WAL", fmt(during.events));
+    results.purge = { filled, alone, during, deliveriesPerS: { before, meanwhile, backlog: total, ranOut } };
   }
 
   if (want("memory")) {
