@@ -10,6 +10,7 @@ import { newId } from "../shared/ids.ts";
 import { buildDeliveryHeaders } from "./signer.ts";
 import type { SigningKeyCache } from "./signing_keys.ts";
 import type { SuccessWriter } from "./success_writer.ts";
+import type { FailureWriter } from "./failure_writer.ts";
 import type { OutgoingRequest, WebhookHttpClient } from "./http_client.ts";
 import { judge, type Verdict } from "./verdict.ts";
 import { retryDelayMs } from "./retry_schedule.ts";
@@ -32,6 +33,8 @@ export interface DispatcherDeps {
   http: WebhookHttpClient;
   /** Records successes in batches (group commit) with `sql`. */
   successes: SuccessWriter;
+  /** Records failures in batches (group commit) with `sql`. */
+  failures: FailureWriter;
   serviceName: string;
   timeoutMs: number;
   /** This instance's claim owner id. */
@@ -134,7 +137,7 @@ export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verd
   const retry = delay === undefined
     ? undefined
     : { id: newId("dlv", now.getTime()), runAt: new Date(now.getTime() + delay) };
-  return await repo.recordFailure(deps.sql, result, DISABLE_AFTER_FAILURES, retry);
+  return await deps.failures.record({ result, retry });
 }
 
 /** Runs one claimed attempt through every stage; `stop` (its lease was lost) aborts the send. */

@@ -189,66 +189,38 @@ export async function recordSuccesses(db: Db, worker: string, results: AttemptRe
 /** What recording a failure did. */
 export type FailureRecorded = "lost" | "disabled" | "retry_scheduled" | "failed_final";
 
-/**
- * Records a failure in one statement (one round trip, atomic): closes the
- * attempt, counts the failure on the webhook and disables it at the
- * `disableAfter`-th consecutive one (cancelling its pending attempts), or
- * else queues the retry when there is one.
- */
-export async function recordFailure(
-  db: Db,
-  r: AttemptResult,
-  disableAfter: number,
-  retry: { id: string; runAt: Date } | undefined,
-): Promise<FailureRecorded> {
-  const rows = await db<
-    { held: number; active: boolean | null; failures: number | null; webhookId: string | null }[]
-  >`
-    WITH d AS (
-      UPDATE deliveries SET status = 'failed', response_status = ${r.responseStatus}, duration_ms = ${r.durationMs},
-        error = ${r.error}, finished_at = ${r.finishedAt}, lease_until = NULL, response_body = ${r.responseBody}
-      WHERE id = ${r.id} AND status = 'in_flight' AND claimed_by = ${r.worker}
-      RETURNING webhook_id, event_id, attempt
-    ), w AS (
-      UPDATE webhooks SET last_triggered_at = ${r.finishedAt}, failure_count = failure_count + 1,
-        last_failure_at = ${r.finishedAt}, last_failure_reason = ${r.error},
-        active = active AND failure_count + 1 < ${disableAfter}
-      WHERE id IN (SELECT webhook_id FROM d)
-      RETURNING id, active, failure_count
-    ), cancelled AS (
-      UPDATE deliveries SET status = 'cancelled', finished_at = ${r.finishedAt}
-      WHERE status = 'pending' AND webhook_id IN (SELECT id FROM w WHERE NOT active)
-    ), retried AS (
-      INSERT INTO deliveries (id, event_id, webhook_id, attempt, status, run_at, created_at)
-      SELECT ${retry?.id ?? ""}, d.event_id, d.webhook_id, d.attempt + 1, 'pending', ${retry?.runAt ?? r.finishedAt},
-        ${r.finishedAt}
-      FROM d JOIN w ON w.id = d.webhook_id
-      WHERE w.active AND ${retry !== undefined}
-    )
-    SELECT (SELECT count(*)::int FROM d) AS held, (SELECT active FROM w) AS active,
-      (SELECT failure_count FROM w) AS failures, (SELECT webhook_id FROM d) AS webhook_id`;
-  const { held, active, failures, webhookId } = rows[0]!;
-  if (held === 0) return "lost";
-  if (active === false) {
-    // Again, in a statement of its own: the CTE above saw the table as it was
-    // when it started, so a retry that a concurrent failure of the same
-    // webhook committed meanwhile (it held the webhook row first) would stay
-    // pending. A fresh snapshot now sees it; later failures see active=false
-    // and queue no retry.
-    await cancelPendingForWebhook(db, webhookId!, r.finishedAt);
-    // Only the failure that reached the limit disabled it: a later one (an
-    // attempt that was in flight meanwhile) or one on a webhook its owner
-    // disabled has no retry, and is no news.
-    return failures === disableAfter ? "disabled" : "failed_final";
-  }
-  return retry && active ? "retry_scheduled" : "failed_final";
+/** A failed attempt to record, and its retry when the schedule has one. */
+export interface FailureToRecord {
+  result: AttemptResult;
+  retry: { id: string; runAt: Date } | undefined;
 }
 
-/** Cancels a webhook's pending attempts (it was disabled). */
-export async function cancelPendingForWebhook(tx: Db, webhookId: string, at: Date): Promise<void> {
-  await tx`
-    UPDATE deliveries SET status = 'cancelled', finished_at = ${at}
-    WHERE webhook_id = ${webhookId} AND status = 'pending'`;
+/**
+ * Records failures of one worker in one call (the group commit of
+ * `failure_writer.ts`): the stored function `deliveries_record_failures`
+ * (migration 0013) closes each attempt, counts the failure on its webhook as
+ * if the batch were recorded in order, disables the webhook at the
+ * `disableAfter`-th consecutive one (cancelling its pending attempts), or else
+ * queues the retry when there is one. Returns what it did with each, by id.
+ */
+export async function recordFailures(
+  db: Db,
+  worker: string,
+  disableAfter: number,
+  failures: FailureToRecord[],
+): Promise<Map<string, FailureRecorded>> {
+  if (failures.length === 0) return new Map();
+  const rows = await db<{ id: string; outcome: FailureRecorded }[]>`
+    SELECT * FROM deliveries_record_failures(${worker}, ${disableAfter},
+      ${failures.map((f) => f.result.id)}::text[],
+      ${failures.map((f) => f.result.responseStatus === null ? null : String(f.result.responseStatus))}::int[],
+      ${failures.map((f) => String(f.result.durationMs))}::int[],
+      ${failures.map((f) => f.result.error)}::text[],
+      ${failures.map((f) => f.result.finishedAt.toISOString())}::timestamptz[],
+      ${failures.map((f) => f.result.responseBody)}::text[],
+      ${failures.map((f) => f.retry?.id ?? null)}::text[],
+      ${failures.map((f) => f.retry?.runAt.toISOString() ?? null)}::timestamptz[])`;
+  return new Map(rows.map((r) => [r.id, r.outcome]));
 }
 
 /**

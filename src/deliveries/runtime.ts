@@ -14,13 +14,14 @@ import type { Resolver } from "../url_safety/resolver.ts";
 import type { NotificationHub } from "../notifications/hub.ts";
 import type { DatabaseOutage } from "../db/outage.ts";
 import { createWebhookHttpClient } from "./http_client.ts";
-import { deliver, type DispatcherDeps } from "./dispatcher.ts";
+import { deliver, DISABLE_AFTER_FAILURES, type DispatcherDeps } from "./dispatcher.ts";
 import { DeliveryQueue } from "./queue.ts";
 import { SigningKeyCache } from "./signing_keys.ts";
 import { createDeliveryMetrics } from "./metrics.ts";
 import { DELIVERY_CHANNEL } from "./outbox.ts";
-import { recordSuccesses } from "./repo.ts";
+import { recordFailures, recordSuccesses } from "./repo.ts";
 import { SuccessWriter } from "./success_writer.ts";
+import { FailureWriter } from "./failure_writer.ts";
 
 /** Spec 6.3: at most 3 attempts of one trigger in flight. */
 export const PER_TRIGGER_CONCURRENCY = 3;
@@ -76,6 +77,7 @@ export function createDeliveryRuntime(deps: DeliveryRuntimeDeps): DeliveryRuntim
     signingKeys: new SigningKeyCache((ciphertext, webhookId) => deps.secretBox.open(ciphertext, webhookId)),
     http,
     successes: new SuccessWriter((results) => recordSuccesses(deps.sql, worker, results)),
+    failures: new FailureWriter((failures) => recordFailures(deps.sql, worker, DISABLE_AFTER_FAILURES, failures)),
     serviceName: deps.config.serviceName,
     timeoutMs: deps.config.deliveryTimeoutMs,
     worker,

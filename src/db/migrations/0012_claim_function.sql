@@ -151,9 +151,15 @@ BEGIN
       WHERE d.status = 'pending' AND d.run_at <= p_now
       ORDER BY d.run_at, d.id LIMIT p_window
     ) head CROSS JOIN LATERAL (
-      SELECT x.id FROM deliveries x WHERE x.id = head.id AND x.status = 'pending' FOR UPDATE SKIP LOCKED
+      -- By primary key: with the status test in this scan the planner used the
+      -- pending index of the webhook and read all its rows for each one (8.6 ms
+      -- for 64 rows of a 6,000 backlog). Locked, the row is its latest version.
+      -- OFFSET 0 keeps the status test outside (no qualifier is pushed into a
+      -- subquery with an OFFSET).
+      SELECT x.id, x.status FROM deliveries x WHERE x.id = head.id FOR UPDATE SKIP LOCKED OFFSET 0
     ) l
     WHERE NOT (head.event_id = ANY(full_events)) AND NOT (head.webhook_id = ANY(full_webhooks))
+      AND l.status = 'pending'
     LIMIT p_limit);
 
   -- Fewer than asked for: when more is due behind the window, look webhook by
