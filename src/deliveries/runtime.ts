@@ -114,7 +114,7 @@ export function createDeliveryRuntime(deps: DeliveryRuntimeDeps): DeliveryRuntim
     async stop() {
       unsubscribe();
       await queue.stop(deps.config.deliveryTimeoutMs + 1_000);
-      http.close();
+      await http.close();
     },
   };
 }
