@@ -14,7 +14,7 @@ import type { FailureWriter } from "./failure_writer.ts";
 import type { OutgoingRequest, WebhookHttpClient } from "./http_client.ts";
 import { judge, type Verdict } from "./verdict.ts";
 import { retryDelayMs } from "./retry_schedule.ts";
-import * as repo from "./repo.ts";
+import type * as repo from "./repo.ts";
 
 const log = getLogger(["inbox", "deliveries"]);
 
