@@ -18,6 +18,11 @@
 CREATE INDEX deliveries_pending_webhook_due_idx ON deliveries (webhook_id, run_at, id) WHERE status = 'pending';
 -- Its prefix serves what this one served (a disabled webhook's pending attempts are cancelled by webhook_id).
 DROP INDEX deliveries_pending_webhook_idx;
+-- The caps are counted from the in-flight set read once through
+-- deliveries_lease_idx; these two were kept up at every claim and result
+-- (a status change updates every index of the row) for one probe each.
+DROP INDEX deliveries_in_flight_idx;
+DROP INDEX deliveries_in_flight_webhook_idx;
 
 -- Marks in flight, under `p_worker`'s lease, those of the attempts `p_ids`
 -- (oldest first) that fit every cap, counting what is in flight now over all
@@ -57,10 +62,14 @@ BEGIN
     SELECT p.id, p.event_id, p.webhook_id, w.account_id, p.ord
     FROM picked p JOIN webhooks w ON w.id = p.webhook_id
     WHERE p.status = 'pending'
-  ), held AS MATERIALIZED (
-    SELECT fw.account_id, count(*) AS n FROM deliveries f JOIN webhooks fw ON fw.id = f.webhook_id
+  ), flying AS MATERIALIZED (
+    -- Every attempt in flight over all instances, once (the lease index): the
+    -- caps are counted from this set, so no index per event or webhook of
+    -- the in-flight rows has to be kept up at every claim and result.
+    SELECT f.event_id, f.webhook_id, fw.account_id FROM deliveries f JOIN webhooks fw ON fw.id = f.webhook_id
     WHERE f.status = 'in_flight' AND f.lease_until > p_now
-    GROUP BY fw.account_id
+  ), held AS (
+    SELECT fl.account_id, count(*) AS n FROM flying fl GROUP BY fl.account_id
   ), shares AS (
     SELECT a.account_id, COALESCE(h.n, 0) AS held, LEAST(p_per_account, GREATEST(1,
       (p_slots - ((SELECT COALESCE(sum(n), 0)::int FROM held) - COALESCE(h.n, 0)))
@@ -70,17 +79,17 @@ BEGIN
     SELECT due.*, s.share, row_number() OVER (PARTITION BY due.account_id ORDER BY due.ord) + s.held AS slot
     FROM due JOIN shares s ON s.account_id = due.account_id
   ), fit_webhook AS (
-    SELECT fa.id, fa.event_id, fa.webhook_id, fa.ord, row_number() OVER (PARTITION BY fa.webhook_id ORDER BY fa.ord) + (
-      SELECT count(*) FROM deliveries f
-      WHERE f.webhook_id = fa.webhook_id AND f.status = 'in_flight' AND f.lease_until > p_now
-    ) AS slot
-    FROM fit_account fa WHERE fa.slot <= fa.share
+    SELECT fa.id, fa.event_id, fa.webhook_id, fa.ord,
+      row_number() OVER (PARTITION BY fa.webhook_id ORDER BY fa.ord) + COALESCE(hw.n, 0) AS slot
+    FROM fit_account fa
+    LEFT JOIN (SELECT fl.webhook_id, count(*) AS n FROM flying fl GROUP BY fl.webhook_id) hw
+      ON hw.webhook_id = fa.webhook_id
+    WHERE fa.slot <= fa.share
   ), fit_all AS (
-    SELECT fw.id, row_number() OVER (PARTITION BY fw.event_id ORDER BY fw.ord) + (
-      SELECT count(*) FROM deliveries f
-      WHERE f.event_id = fw.event_id AND f.status = 'in_flight' AND f.lease_until > p_now
-    ) AS slot
-    FROM fit_webhook fw WHERE fw.slot <= p_per_webhook
+    SELECT fw.id, row_number() OVER (PARTITION BY fw.event_id ORDER BY fw.ord) + COALESCE(he.n, 0) AS slot
+    FROM fit_webhook fw
+    LEFT JOIN (SELECT fl.event_id, count(*) AS n FROM flying fl GROUP BY fl.event_id) he ON he.event_id = fw.event_id
+    WHERE fw.slot <= p_per_webhook
   )
   -- The URL is the attempt's from here on: the log shows where it went, whatever the webhook's URL later.
   UPDATE deliveries d SET status = 'in_flight', claimed_by = p_worker, lease_until = p_lease_until, url = w.url
