@@ -4,17 +4,18 @@
  * tenth of a delivery's CPU time in a profile of the delivery benchmark).
  *
  * Keyed by webhook id and stored ciphertext: a new or removed secret is
- * another ciphertext, so a stale key is never used. It holds only
- * non-extractable CryptoKeys, which cannot be read back into the secret, and
- * at most `max` of them, the least recently used leaving first.
+ * another ciphertext, so a stale key is never used. It holds only signing
+ * keys whose bytes are private to the signer (nothing shows them: not JSON,
+ * not inspection), and at most `max` of them, the least recently used
+ * leaving first.
  */
-import { importSigningKey } from "./signer.ts";
+import { importSigningKey, type SigningSecret } from "./signer.ts";
 
 /** Decrypts a stored secret (`SecretBox.open`). */
 export type OpenSecret = (ciphertext: string, webhookId: string) => Promise<string>;
 
 export class SigningKeyCache {
-  readonly #keys = new Map<string, Promise<CryptoKey>>();
+  readonly #keys = new Map<string, Promise<SigningSecret>>();
   readonly #open: OpenSecret;
   readonly #max: number;
 
@@ -29,7 +30,7 @@ export class SigningKeyCache {
   }
 
   /** The key of `webhookId`'s secret stored as `ciphertext`; rejects as `open` does. */
-  get(webhookId: string, ciphertext: string): Promise<CryptoKey> {
+  get(webhookId: string, ciphertext: string): Promise<SigningSecret> {
     const id = `${webhookId}\n${ciphertext}`;
     let key = this.#keys.get(id);
     if (key) {

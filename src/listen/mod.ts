@@ -14,7 +14,7 @@
  */
 import { parseArgs } from "node:util";
 import { createClient, type Event, type EventType } from "../client/mod.ts";
-import { buildDeliveryHeaders, importSigningKey } from "../deliveries/signer.ts";
+import { buildDeliveryHeaders, importSigningKey, type SigningSecret } from "../deliveries/signer.ts";
 
 /** What `listen` was asked to do. */
 export interface ListenOptions {
@@ -67,7 +67,7 @@ export function newSecret(): string {
 export async function forward(
   event: Event,
   to: string,
-  key: CryptoKey,
+  key: SigningSecret,
 ): Promise<{ status: number; ms: number; error?: string }> {
   const body = JSON.stringify(event);
   const headers = await buildDeliveryHeaders({
