@@ -57,7 +57,7 @@ export async function prepare(
   stop?: AbortSignal,
 ): Promise<OutgoingRequest> {
   const secret = d.secretCiphertext === null ? null : await deps.signingKeys.get(d.webhookId, d.secretCiphertext);
-  const headers = await buildDeliveryHeaders({
+  const headers = buildDeliveryHeaders({
     serviceName: deps.serviceName,
     webhookId: d.webhookId,
     eventId: d.eventId,

@@ -96,10 +96,10 @@ function connectFailure(err: unknown): Refusal {
   return { code: Reply.generalFailure, reason: `Network error: ${(err as Error | undefined)?.message ?? String(err)}` };
 }
 
-/** Closes a connection that may already be closed. */
-function closeQuietly(conn: Deno.Conn): void {
+/** Closes a connection or the listener, which may already be closed. */
+function closeQuietly(closable: { close(): void }): void {
   try {
-    conn.close();
+    closable.close();
   } catch {
     // Already closed.
   }
@@ -358,11 +358,7 @@ export function startEgressProxy(urlCheck: UrlCheckOptions, opts: EgressProxyOpt
     },
     async close() {
       closing.abort();
-      try {
-        listener.close();
-      } catch {
-        // Already closed.
-      }
+      closeQuietly(listener);
       for (const conn of conns) closeQuietly(conn);
       await accepting;
       await Promise.all([...tasks]);

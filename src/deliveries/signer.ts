@@ -28,13 +28,13 @@ export class SigningSecret {
 }
 
 /**
- * Imports a secret as a non-extractable HMAC-SHA256 key (both signatures use
- * the same key): the secret's UTF-8 bytes, or for a `whsec_<base64>` secret the
- * bytes of its base64 part, as Standard Webhooks libraries and the client's
+ * A secret as an HMAC-SHA256 key (both signatures use the same key): the
+ * secret's UTF-8 bytes, or for a `whsec_<base64>` secret the bytes of its
+ * base64 part, as Standard Webhooks libraries and the client's
  * `verifyWebhookSignature` read it (`secretKeyBytes`).
  */
-export function importSigningKey(secret: string): Promise<SigningSecret> {
-  return Promise.resolve(new SigningSecret(secretKeyBytes(secret)));
+export function importSigningKey(secret: string): SigningSecret {
+  return new SigningSecret(secretKeyBytes(secret));
 }
 
 /** Spec 6.2: `sha256=` + lowercase hex HMAC-SHA256 of the raw body, keyed with the secret. */

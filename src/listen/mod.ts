@@ -70,7 +70,7 @@ export async function forward(
   key: SigningSecret,
 ): Promise<{ status: number; ms: number; error?: string }> {
   const body = JSON.stringify(event);
-  const headers = await buildDeliveryHeaders({
+  const headers = buildDeliveryHeaders({
     serviceName: "InboxService",
     webhookId: "listen",
     eventId: event.id,
@@ -99,7 +99,7 @@ export async function listen(
   print: (line: string) => void,
 ): Promise<void> {
   // The body is the envelope exactly as the stream gave it; serialised again, it is byte for byte the same JSON.
-  const key = await importSigningKey(options.secret);
+  const key = importSigningKey(options.secret);
   const client = createClient({ baseUrl: options.baseUrl, apiKey: options.apiKey });
   print(`Ready. Forwarding events to ${options.forwardTo}`);
   print(`Your webhook signing secret is ${options.secret}`);

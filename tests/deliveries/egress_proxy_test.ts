@@ -110,6 +110,16 @@ async function requestTunnel(conn: Deno.Conn, proxy: EgressProxy, host: string, 
   return (await readExactly(conn, 10))[1]!;
 }
 
+/** An echo server as `target.test` (127.0.0.1, on the trusted list), and a proxy that lets tunnels reach it. */
+function proxyToTrustedTarget(): { target: ReturnType<typeof startEchoServer>; proxy: EgressProxy } {
+  const target = startEchoServer();
+  const proxy = startEgressProxy({
+    resolver: staticResolver({ "target.test": ["127.0.0.1"] }),
+    trustedHosts: new Set(["target.test"]),
+  });
+  return { target, proxy };
+}
+
 const connectToProxy = (proxy: EgressProxy) =>
   Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(proxy.url).port) });
 
@@ -179,11 +189,7 @@ Deno.test("an IP literal is checked as the address it is; a name that does not r
 });
 
 Deno.test("without the credential, or with a wrong one, the handshake fails and nothing is connected", async () => {
-  const target = startEchoServer();
-  const proxy = startEgressProxy({
-    resolver: staticResolver({ "target.test": ["127.0.0.1"] }),
-    trustedHosts: new Set(["target.test"]),
-  });
+  const { target, proxy } = proxyToTrustedTarget();
   try {
     const anonymous = await connectToProxy(proxy);
     await anonymous.write(new Uint8Array([5, 1, 0])); // "no authentication" only
@@ -238,11 +244,7 @@ Deno.test("a handshake that is not SOCKS5, or that is too slow, is dropped", asy
 });
 
 Deno.test("close() stops listening and closes open tunnels and pending handshakes", async () => {
-  const target = startEchoServer();
-  const proxy = startEgressProxy({
-    resolver: staticResolver({ "target.test": ["127.0.0.1"] }),
-    trustedHosts: new Set(["target.test"]),
-  });
+  const { target, proxy } = proxyToTrustedTarget();
   const tunnel = await connectToProxy(proxy);
   const pending = await connectToProxy(proxy);
   try {

@@ -206,26 +206,25 @@ BEGIN
     ) INTO locked;
   END IF;
 
-  IF cardinality(locked) = 0 THEN
-    RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::text, NULL::int, NULL::text, NULL::text,
-      NULL::text, NULL::text, NULL::timestamptz, 0, 0;
-    RETURN;
+  -- Nothing locked (everything due held back, or nothing due): straight to the count.
+  inactive := '{}';
+  claimed := 0;
+  IF cardinality(locked) > 0 THEN
+    PERFORM 1 FROM accounts a
+    WHERE a.id IN (SELECT w.account_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(locked))
+    ORDER BY a.id FOR NO KEY UPDATE OF a;
+
+    inactive := ARRAY(
+      SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(locked) AND NOT w.active);
+    IF cardinality(inactive) > 0 THEN
+      UPDATE deliveries d SET status = 'cancelled', finished_at = p_now WHERE d.id = ANY(inactive);
+      locked := ARRAY(SELECT l FROM unnest(locked) WITH ORDINALITY AS u(l, n) WHERE NOT (l = ANY(inactive)) ORDER BY n);
+    END IF;
+
+    RETURN QUERY SELECT m.*, NULL::int, NULL::int FROM deliveries_mark_in_flight(
+      locked, p_per_trigger, p_per_webhook, p_per_account, p_slots, p_now, p_worker, p_lease_until) m;
+    GET DIAGNOSTICS claimed = ROW_COUNT;
   END IF;
-
-  PERFORM 1 FROM accounts a
-  WHERE a.id IN (SELECT w.account_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(locked))
-  ORDER BY a.id FOR NO KEY UPDATE OF a;
-
-  inactive := ARRAY(
-    SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(locked) AND NOT w.active);
-  IF cardinality(inactive) > 0 THEN
-    UPDATE deliveries d SET status = 'cancelled', finished_at = p_now WHERE d.id = ANY(inactive);
-    locked := ARRAY(SELECT l FROM unnest(locked) WITH ORDINALITY AS u(l, n) WHERE NOT (l = ANY(inactive)) ORDER BY n);
-  END IF;
-
-  RETURN QUERY SELECT m.*, NULL::int, NULL::int FROM deliveries_mark_in_flight(
-    locked, p_per_trigger, p_per_webhook, p_per_account, p_slots, p_now, p_worker, p_lease_until) m;
-  GET DIAGNOSTICS claimed = ROW_COUNT;
   RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::text, NULL::int, NULL::text, NULL::text,
     NULL::text, NULL::text, NULL::timestamptz, cardinality(locked) - claimed, cardinality(inactive);
 END
