@@ -8,15 +8,12 @@
  */
 import { apiAt, metricValue, newOperatorAccount } from "../_helpers/app.ts";
 import { createTestDb } from "../_helpers/db.ts";
-import { freePort } from "../_helpers/ports.ts";
 import { serviceEnv, type ServiceProcess } from "../_helpers/process.ts";
 import { sleep, waitUntil } from "../_helpers/wait.ts";
+import { ROOT, startTree, treeAt } from "./trees.ts";
 
 /** The last commit that stored only the events some webhook subscribed to. */
 export const BEFORE = "867e9ff";
-
-const ROOT = new URL("../../", import.meta.url);
-const CACHE = new URL("./.cache/", import.meta.url);
 
 function rssKb(pid: number): number {
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`))?.[1]);
@@ -101,39 +98,6 @@ export async function streamScenario(service: ServiceProcess, streams = 1_000, r
   };
 }
 
-/** Starts the service of the tree at `root` on its own schema; resolves when it answers. */
-async function startTree(root: URL, env: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = freePort();
-  const child = new Deno.Command("deno", {
-    args: ["run", "-A", "src/main.ts"],
-    cwd: root,
-    env: { ...env, PORT: String(port), HOST: "127.0.0.1", SMTP_PORT: String(freePort()), LOG_LEVEL: "error" },
-    stdout: "null",
-    stderr: "inherit",
-  }).spawn();
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntil(
-    async () => {
-      try {
-        const res = await fetch(`${url}/healthz`);
-        await res.body?.cancel();
-        return res.ok;
-      } catch {
-        return false;
-      }
-    },
-    120_000,
-    () => `${root.pathname} did not start`,
-  );
-  return {
-    url,
-    stop: async () => {
-      child.kill("SIGKILL");
-      await child.status;
-    },
-  };
-}
-
 /** Inbox creations per second for `seconds`, `clients` at once, on the service at `url` (a fresh account). */
 async function creationRate(url: string, seconds: number, clients = 16): Promise<number> {
   const api = apiAt(url);
@@ -152,17 +116,7 @@ async function creationRate(url: string, seconds: number, clients = 16): Promise
 
 /** Inbox creations/s with every event kept (this code) and before (`BEFORE`), alternately, twice each. */
 export async function storeCostScenario() {
-  const before = new URL(`before-${BEFORE}/`, CACHE);
-  if (!await Deno.stat(new URL("src/main.ts", before)).then(() => true, () => false)) {
-    await Deno.mkdir(before, { recursive: true });
-    const archive = new Deno.Command("git", { args: ["archive", BEFORE], cwd: ROOT, stdout: "piped" }).spawn();
-    const untar = new Deno.Command("tar", { args: ["-x", "-C", before.pathname], stdin: "piped" }).spawn();
-    await archive.stdout.pipeTo(untar.stdin);
-    if (!(await archive.status).success || !(await untar.status).success) {
-      throw new Error(`git archive ${BEFORE} failed`);
-    }
-    await new Deno.Command("deno", { args: ["install"], cwd: before, stdout: "null", stderr: "null" }).output();
-  }
+  const before = await treeAt(BEFORE);
   // A schema each: the two trees have different migrations.
   const dbs = [await createTestDb(), await createTestDb()] as const;
   const limits = { INBOXES_PER_ACCOUNT: "business=1000000" };

@@ -12,7 +12,8 @@
  *   purge      the retention sweeps' DELETEs at 10^7 rows: time, rows/s, WAL; deliveries/s while they run
  *   memory     peak RSS idle, and with 10^4 deliveries queued against a slow receiver
  *   events     created -> SSE frame with 1,000 streams, their RSS; inbox creations/s keeping every event vs before
- *   smtp       durable SMTP ingestion vs MailDev, both loaded by postfix's smtp-source (new and kept connections)
+ *   smtp       durable SMTP ingestion vs MailDev, both loaded by postfix's smtp-source (new and kept connections);
+ *              one message to 100 recipients, stored by this code vs one transaction per recipient before
  *   wait       SMTP 250 -> a waiting GET .../messages/wait answers (p50/p95); 1,000 waiters: RSS, connections, wake-up
  */
 import { createTestDb, TEST_DATABASE_URL, type TestDb } from "../_helpers/db.ts";
@@ -28,7 +29,7 @@ import { PER_WEBHOOK_CONCURRENCY } from "../../src/deliveries/runtime.ts";
 import { loadConfig } from "../../src/config.ts";
 import { waitScenario } from "./wait_bench.ts";
 import { BEFORE, storeCostScenario, streamScenario } from "./events_bench.ts";
-import { smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
+import { BEFORE_BATCHED, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const only = new Set(Deno.args);
@@ -683,6 +684,14 @@ try {
     } finally {
       await maildev.stop();
     }
+    const rcpt = await recipientsScenario();
+    row(
+      "smtp",
+      `recipients stored/s, one message to ${rcpt.recipients}, vs one transaction each (${BEFORE_BATCHED})`,
+      Math.max(...rcpt.after),
+      Math.max(...rcpt.before),
+    );
+    results.recipients = rcpt;
   }
 
   if (want("events")) {
