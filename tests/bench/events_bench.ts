@@ -8,6 +8,7 @@
  */
 import { apiAt, metricValue, newOperatorAccount } from "../_helpers/app.ts";
 import { createTestDb } from "../_helpers/db.ts";
+import { freePort } from "../_helpers/ports.ts";
 import { serviceEnv, type ServiceProcess } from "../_helpers/process.ts";
 import { sleep, waitUntil } from "../_helpers/wait.ts";
 import { ROOT, startTree, treeAt } from "./trees.ts";
@@ -23,25 +24,32 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-/** Event created -> frame on each of `streams` open streams, over `rounds` events; and the RSS they add. */
-export async function streamScenario(service: ServiceProcess, streams = 1_000, rounds = 50) {
-  const api = apiAt(service.url);
-  const user = await newOperatorAccount(api, "business");
-  const rssBefore = rssKb(service.pid);
+/**
+ * Opens `streams` SSE streams with `request` (a whole HTTP/1.1 request head)
+ * to `base`, then `rounds` times fires an event (`fire`) and waits until every
+ * stream has its frame: the times from each event's `createdAt` to its frame's
+ * arrival, sorted, and a function that closes the streams.
+ */
+async function streamLatencies(
+  base: string,
+  request: string,
+  streams: number,
+  rounds: number,
+  opened: () => Promise<boolean>,
+  fire: () => Promise<void>,
+  afterOpen: () => Promise<void> = () => Promise.resolve(),
+): Promise<number[]> {
   const arrivals: number[][] = Array.from({ length: rounds }, () => []);
   const connections: Deno.Conn[] = [];
   const readers: Promise<void>[] = [];
-  const { hostname, port } = new URL(service.url);
-  const request = new TextEncoder().encode(
-    `GET /api/events/stream?types=inbox.created HTTP/1.1\r\nHost: ${hostname}:${port}\r\n` +
-      `Cookie: ${user.cookie}\r\nAccept: text/event-stream\r\n\r\n`,
-  );
+  const { hostname, port } = new URL(base);
+  const head = new TextEncoder().encode(request);
   for (let i = 0; i < streams; i++) {
-    // A plain HTTP/1.1 client on a TCP socket, so that the figure is the service's, not a heavy client's:
+    // A plain HTTP/1.1 client on a TCP socket, so that the figure is the server's, not a heavy client's:
     // each SSE frame is one chunk of the response, read here as it comes, chunk-size lines and all.
     const conn = await Deno.connect({ hostname, port: Number(port) });
     connections.push(conn);
-    await conn.write(request);
+    await conn.write(head);
     readers.push((async () => {
       const decoder = new TextDecoder();
       const chunk = new Uint8Array(64 * 1024);
@@ -58,8 +66,8 @@ export async function streamScenario(service: ServiceProcess, streams = 1_000, r
             const frame = buffered.slice(0, end);
             buffered = buffered.slice(end + 2);
             if (!frame.includes("event: inbox.created") || round >= rounds) continue;
-            // From the event's createdAt (the service's clock, the same machine's): taken before its
-            // transaction, so the figure covers the commit as well as the way to the stream.
+            // From the event's createdAt (the server's clock, the same machine's): the service takes it
+            // before its transaction, so the service's figure covers the commit as well.
             const createdAt = Date.parse(/"createdAt":"([^"]+)"/.exec(frame)![1]!);
             arrivals[round++]!.push(at - createdAt);
           }
@@ -69,33 +77,96 @@ export async function streamScenario(service: ServiceProcess, streams = 1_000, r
       }
     })());
   }
-  await waitUntil(
-    async () => await metricValue(service.url, "event_streams") >= streams,
-    30_000,
-    () => "streams did not all open",
-  );
+  await waitUntil(opened, 30_000, () => "streams did not all open");
   await sleep(500);
-  const rssStreams = rssKb(service.pid);
+  await afterOpen();
   const delays: number[] = [];
   for (let r = 0; r < rounds; r++) {
-    const res = await api.request("/api/inboxes", { method: "POST", json: {}, cookie: user.cookie });
-    await res.body?.cancel();
+    await fire();
     await waitUntil(() => arrivals[r]!.length >= streams, 10_000, () => `round ${r}: ${arrivals[r]!.length} frames`);
     delays.push(...arrivals[r]!);
   }
   for (const c of connections) c.close();
   await Promise.all(readers);
-  delays.sort((a, b) => a - b);
-  const r1 = (x: number) => Math.round(x * 10) / 10;
+  return delays.sort((a, b) => a - b);
+}
+
+const r1 = (x: number) => Math.round(x * 10) / 10;
+
+/** p50, p95, first and last of sorted delays. */
+function summary(delays: number[]) {
   return {
-    streams,
     frames: delays.length,
     first: r1(delays[0]!),
     p50: r1(percentile(delays, 50)),
     p95: r1(percentile(delays, 95)),
     last: r1(delays.at(-1)!),
-    rssAddedMiB: Math.round((rssStreams - rssBefore) / 1024),
   };
+}
+
+/** Event created -> frame on each of `streams` open streams of the service, over `rounds` events; and the RSS they add. */
+export async function streamScenario(service: ServiceProcess, streams = 1_000, rounds = 50) {
+  const api = apiAt(service.url);
+  const user = await newOperatorAccount(api, "business");
+  const rssBefore = rssKb(service.pid);
+  const { host } = new URL(service.url);
+  let rssStreams = 0;
+  const delays = await streamLatencies(
+    service.url,
+    `GET /api/events/stream?types=inbox.created HTTP/1.1\r\nHost: ${host}\r\n` +
+      `Cookie: ${user.cookie}\r\nAccept: text/event-stream\r\n\r\n`,
+    streams,
+    rounds,
+    async () => await metricValue(service.url, "event_streams") >= streams,
+    async () => {
+      const res = await api.request("/api/inboxes", { method: "POST", json: {}, cookie: user.cookie });
+      await res.body?.cancel();
+    },
+    () => {
+      rssStreams = rssKb(service.pid);
+      return Promise.resolve();
+    },
+  );
+  return { streams, ...summary(delays), rssAddedMiB: Math.round((rssStreams - rssBefore) / 1024) };
+}
+
+/**
+ * The same with a bare Deno.serve (`sse_bare_server.ts`) that enqueues one
+ * frame into each of its open responses: the physical limit, Deno's HTTP
+ * server writing to 1,000 streams, with no commit and no read before it.
+ */
+export async function bareStreamScenario(streams = 1_000, rounds = 50) {
+  const port = freePort();
+  const child = new Deno.Command("deno", {
+    args: ["run", "-A", new URL("./sse_bare_server.ts", import.meta.url).pathname, String(port)],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  for (let said = ""; !said.includes("ready");) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("sse_bare_server.ts exited before it was ready");
+    said += value;
+  }
+  reader.releaseLock();
+  void child.stdout.cancel().catch(() => {});
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    const delays = await streamLatencies(
+      base,
+      `GET /stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n\r\n`,
+      streams,
+      rounds,
+      async () => ((await (await fetch(`${base}/count`)).json()) as { streams: number }).streams >= streams,
+      async () => {
+        await (await fetch(`${base}/fire`, { method: "POST" })).body?.cancel();
+      },
+    );
+    return { streams, ...summary(delays) };
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+  }
 }
 
 /** Inbox creations per second for `seconds`, `clients` at once, on the service at `url` (a fresh account). */

@@ -11,7 +11,8 @@
  *   growth     delivery throughput with 10^4, 10^6 and 10^7 rows already in deliveries; claim query plan
  *   purge      the retention sweeps' DELETEs at 10^7 rows: time, rows/s, WAL; deliveries/s while they run
  *   memory     peak RSS idle, and with 10^4 deliveries queued against a slow receiver
- *   events     created -> SSE frame with 1,000 streams, their RSS; inbox creations/s keeping every event vs before
+ *   events     created -> SSE frame with 1,000 streams vs a bare Deno.serve writing to as many, their RSS; inbox
+ *              creations/s keeping every event vs before
  *   smtp       durable SMTP ingestion vs MailDev, both loaded by postfix's smtp-source (new and kept connections);
  *              one message to 100 recipients, stored by this code vs one transaction per recipient before
  *   wait       SMTP 250 -> a waiting GET .../messages/wait answers (p50/p95); 1,000 waiters: RSS, connections, wake-up
@@ -28,7 +29,7 @@ import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
 import { PER_WEBHOOK_CONCURRENCY } from "../../src/deliveries/runtime.ts";
 import { loadConfig } from "../../src/config.ts";
 import { waitScenario } from "./wait_bench.ts";
-import { BEFORE, storeCostScenario, streamScenario } from "./events_bench.ts";
+import { bareStreamScenario, BEFORE, storeCostScenario, streamScenario } from "./events_bench.ts";
 import { BEFORE_BATCHED, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -699,9 +700,15 @@ try {
       "events: event created (before its commit) -> SSE frame with 1,000 open streams; inbox creations/s keeping every event vs before",
     );
     const st = await streamScenario(service);
-    row("events", "created -> frame on each of 1,000 streams, p50 ms", st.p50, "", "<= 10");
-    row("events", "created -> frame on each of 1,000 streams, p95 ms", st.p95, "", "<= 20");
-    row("events", "created -> frame, first and last of 1,000 streams, ms", `${st.first} / ${st.last}`);
+    const bare = await bareStreamScenario();
+    row("events", "created -> frame on each of 1,000 streams, p50 ms", st.p50, bare.p50, "<= 10 ms", "bare server");
+    row("events", "created -> frame on each of 1,000 streams, p95 ms", st.p95, bare.p95, "<= 20 ms", "bare server");
+    row(
+      "events",
+      "created -> frame, first and last of 1,000 streams, ms",
+      `${st.first} / ${st.last}`,
+      `${bare.first} / ${bare.last}`,
+    );
     row("events", "RSS added by 1,000 streams, MiB", st.rssAddedMiB, "", "<= 100");
     const cost = await storeCostScenario();
     row(
@@ -711,7 +718,7 @@ try {
       Math.max(...cost.before),
       ">= 0.90",
     );
-    results.events = { streams: st, storeCost: cost };
+    results.events = { streams: st, bareServer: bare, storeCost: cost };
   }
 
   // The history the growth scenario adds and the purge scenario deletes from,
