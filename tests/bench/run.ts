@@ -29,7 +29,7 @@ import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
 import { PER_WEBHOOK_CONCURRENCY } from "../../src/deliveries/runtime.ts";
 import { loadConfig } from "../../src/config.ts";
 import { waitScenario } from "./wait_bench.ts";
-import { bareStreamScenario, BEFORE, storeCostScenario, streamScenario } from "./events_bench.ts";
+import { bareStreamScenario, BEFORE, smtpToFrameScenario, storeCostScenario, streamScenario } from "./events_bench.ts";
 import { BEFORE_BATCHED, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -699,6 +699,14 @@ try {
     console.log(
       "events: event created (before its commit) -> SSE frame with 1,000 open streams; inbox creations/s keeping every event vs before",
     );
+    const one = await smtpToFrameScenario(service, smtpPort);
+    row(
+      "events",
+      "SMTP 250 -> message.received frame, one stream, p50 / p95 ms",
+      `${one.p50} / ${one.p95}`,
+      "",
+      "<= 10 / <= 20",
+    );
     const st = await streamScenario(service);
     const bare = await bareStreamScenario();
     row("events", "created -> frame on each of 1,000 streams, p50 ms", st.p50, bare.p50, "<= 10 ms", "bare server");
@@ -718,7 +726,7 @@ try {
       Math.max(...cost.before),
       ">= 0.90",
     );
-    results.events = { streams: st, bareServer: bare, storeCost: cost };
+    results.events = { smtpToFrame: one, streams: st, bareServer: bare, storeCost: cost };
   }
 
   // The history the growth scenario adds and the purge scenario deletes from,
