@@ -30,6 +30,7 @@ import { PER_WEBHOOK_CONCURRENCY } from "../../src/deliveries/runtime.ts";
 import { loadConfig } from "../../src/config.ts";
 import { waitScenario } from "./wait_bench.ts";
 import { bareStreamScenario, BEFORE, smtpToFrameScenario, storeCostScenario, streamScenario } from "./events_bench.ts";
+import { debianTool } from "./debian_tools.ts";
 import { BEFORE_BATCHED, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -128,10 +129,16 @@ async function emitBurst(db: TestDb, accountId: string, count: number, perTx = 1
   await commitInboxEvents(db.sql, accountId, count, perTx);
 }
 
+/** wrk, unpacked from Debian's packages with the LuaJIT library it links (never installed). */
+const wrkTool = () =>
+  debianTool("wrk", ["wrk", "libluajit-5.1-2"], "usr/bin/wrk", [`usr/lib/${Deno.build.arch}-linux-gnu`]);
+
 async function wrk(url: string, key: string | undefined, seconds: number) {
+  const tool = await wrkTool();
   const args = ["-t2", "-c32", `-d${seconds}s`, "--latency", url];
   if (key) args.unshift("-H", `Authorization: Bearer ${key}`);
-  const out = new TextDecoder().decode((await new Deno.Command("wrk", { args, stdout: "piped" }).output()).stdout);
+  const command = new Deno.Command(tool.bin, { args, env: { LD_LIBRARY_PATH: tool.libs }, stdout: "piped" });
+  const out = new TextDecoder().decode((await command.output()).stdout);
   const ms = (label: string) => {
     const m = new RegExp(`\\s${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);
     if (!m) return NaN;

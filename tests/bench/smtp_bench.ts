@@ -20,6 +20,7 @@ import { serviceEnv } from "../_helpers/process.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { SmtpConversation } from "../smtp/_smtp_client.ts";
 import { ROOT, startTree, treeAt, type TreeService } from "./trees.ts";
+import { type DebianTool, debianTool } from "./debian_tools.ts";
 
 const CACHE = new URL("./.cache/", import.meta.url);
 const MAILDEV_VERSION = "3.0.0";
@@ -35,21 +36,9 @@ async function exists(url: URL): Promise<boolean> {
   return await Deno.stat(url).then(() => true, () => false);
 }
 
-/** The path of smtp-source and the library directory it needs, unpacked from Debian's postfix package. */
-export async function smtpSource(): Promise<{ bin: string; libs: string }> {
-  const dir = new URL("postfix/", CACHE);
-  const bin = new URL("root/usr/sbin/smtp-source", dir);
-  if (!await exists(bin)) {
-    await Deno.mkdir(dir, { recursive: true });
-    await run("apt-get", ["download", "postfix"], dir).catch(async () => {
-      await run("apt-get", ["update", "-qq"], dir);
-      return await run("apt-get", ["download", "postfix"], dir);
-    });
-    const deb = [...Deno.readDirSync(dir)].find((e) => e.name.endsWith(".deb"));
-    if (!deb) throw new Error("apt-get download postfix left no .deb");
-    await run("dpkg", ["-x", deb.name, "root"], dir);
-  }
-  return { bin: bin.pathname, libs: new URL("root/usr/lib/postfix", dir).pathname };
+/** postfix's smtp-source, unpacked from Debian's postfix package (never installed). */
+export async function smtpSource(): Promise<DebianTool> {
+  return await debianTool("postfix", ["postfix"], "usr/sbin/smtp-source", ["usr/lib/postfix"]);
 }
 
 /** Starts MailDev (installed into the cache with npm) with its SMTP port; resolves once it accepts connections. */
@@ -89,7 +78,7 @@ export async function startMailDev(): Promise<{ port: number; stop(): Promise<vo
 
 /** One smtp-source run: `messages` to `to` at 127.0.0.1:`port`; returns messages per second. */
 export async function smtpLoad(
-  tool: { bin: string; libs: string },
+  tool: DebianTool,
   port: number,
   to: string,
   load: { sessions: number; keep: boolean; messages: number },
