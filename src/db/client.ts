@@ -15,6 +15,8 @@ export type Sql = postgres.Sql<Record<string, never>>;
 export type Tx = postgres.TransactionSql<Record<string, never>>;
 /** A client or a transaction: what repo functions take. */
 export type Db = Sql | Tx;
+/** A piece of SQL built by one repo file for a statement another one writes (postgres.js nests it with its parameters). */
+export type Fragment = postgres.Fragment;
 
 /** An open database: the client, what backs it, and how to close it. */
 export interface Database {

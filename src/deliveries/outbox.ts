@@ -8,11 +8,17 @@
  * instance's queue and event streams when it commits. Once the transaction
  * has committed, the outbox wakes this instance's queue and streams itself,
  * so no caller has to remember to.
+ *
+ * An emitter whose change fits in one statement (SMTP's batches) writes its
+ * events in that statement instead, one round trip with no transaction:
+ * `inStatement` gives it the CTEs that append them and queue their
+ * deliveries, and it calls `committed` once the statement has committed.
  */
-import type { Sql, Tx } from "../db/client.ts";
+import type { Db, Fragment, Sql, Tx } from "../db/client.ts";
 import type { NotificationHub } from "../notifications/hub.ts";
 import { newId } from "../shared/ids.ts";
-import { appendEvents, type NewEvent } from "../events/repo.ts";
+import { appendEvents, appendEventsCtes, type NewEvent } from "../events/repo.ts";
+import { MAX_WEBHOOKS } from "../webhooks/service.ts";
 import { EVENT_CHANNEL } from "../events/streams.ts";
 import type { EventDataMap, EventEnvelope } from "../events/schemas.ts";
 import * as repo from "./repo.ts";
@@ -28,10 +34,39 @@ export type Emit = <T extends keyof EventDataMap>(
   now: Date,
 ) => Promise<string>;
 
+/** An event's envelope, as it is stored, streamed and signed: built once, here, for every emitter. */
+export function newEvent<T extends keyof EventDataMap>(type: T, data: EventDataMap[T], now: Date): NewEvent {
+  const id = newId("evt", now.getTime());
+  const envelope: EventEnvelope = { id, type, createdAt: now.toISOString(), data };
+  return { id, type, payload: JSON.stringify(envelope), createdAt: now };
+}
+
+/**
+ * The part of an emitter's single statement that appends its events and
+ * queues their deliveries (`Outbox.inStatement`): CTEs to put after the
+ * emitter's own, over its CTE of the events to append.
+ */
+export interface StatementEvents {
+  /** `event_lock`, `appended`, `subscribed` and `queued`, in that order, after a comma. */
+  ctes: Fragment;
+  /** For the final SELECT: whether deliveries were queued, with the NOTIFY that wakes every queue if so. */
+  queued: Fragment;
+}
+
 /** The outbox port. */
 export interface Outbox {
   /** Runs `work` in one transaction with an `emit` bound to it; wakes the queues after commit. */
   transaction<T>(work: (tx: Tx, emit: Emit) => Promise<T>): Promise<T>;
+  /**
+   * For an emitter whose change and events fit in one statement (one round
+   * trip, atomic without a transaction): the CTEs that append the events of
+   * its CTE `source` (columns `event_id`, `account_id`, `type`, `payload`,
+   * `created_at`, and `ord` from 1 to `events`) and queue one delivery per
+   * subscribed active webhook, due at `now`.
+   */
+  inStatement(db: Db, source: string, events: number, now: Date): StatementEvents;
+  /** Once such a statement has committed: wakes this instance's streams of `accounts`, and its queue if it queued any. */
+  committed(accounts: Iterable<string>, queued: boolean): void;
   /** Queues a new first attempt of an existing event to one webhook (redelivery). */
   requeue(eventId: string, webhookId: string, now: Date): Promise<string>;
 }
@@ -48,12 +83,11 @@ export function createOutbox(deps: { sql: Sql; hub: Pick<NotificationHub, "publi
         // account's log under a lock held only from there to the commit (events/repo.ts).
         const pending = new Map<string, NewEvent[]>();
         const emit: Emit = (accountId, type, data, now) => {
-          const id = newId("evt", now.getTime());
-          const envelope: EventEnvelope = { id, type, createdAt: now.toISOString(), data };
+          const event = newEvent(type, data, now);
           const list = pending.get(accountId) ?? [];
-          list.push({ id, type, payload: JSON.stringify(envelope), createdAt: now });
+          list.push(event);
           pending.set(accountId, list);
-          return Promise.resolve(id);
+          return Promise.resolve(event.id);
         };
         const out = await work(tx, emit);
         // Accounts in id order: two transactions emitting for the same accounts take their locks alike.
@@ -76,6 +110,20 @@ export function createOutbox(deps: { sql: Sql; hub: Pick<NotificationHub, "publi
       for (const accountId of accounts) deps.hub.publishLocal(EVENT_CHANNEL, accountId);
       if (queued > 0) deps.hub.publishLocal(DELIVERY_CHANNEL);
       return result;
+    },
+    inStatement(db, source, events, now) {
+      // Ids for the deliveries, MAX_WEBHOOKS per event: no account has more webhooks to subscribe.
+      const ids = Array.from({ length: events * MAX_WEBHOOKS }, () => newId("dlv", now.getTime()));
+      return {
+        ctes: db`, ${appendEventsCtes(db, source, EVENT_CHANNEL)}, ${
+          repo.insertPendingCtes(db, source, ids, MAX_WEBHOOKS, now)
+        }`,
+        queued: repo.notifyIfQueued(db, DELIVERY_CHANNEL),
+      };
+    },
+    committed(accounts, queued) {
+      for (const accountId of accounts) deps.hub.publishLocal(EVENT_CHANNEL, accountId);
+      if (queued) deps.hub.publishLocal(DELIVERY_CHANNEL);
     },
     async requeue(eventId, webhookId, now) {
       const id = newId("dlv", now.getTime());

@@ -3,7 +3,7 @@
  * LOCKED lets instances share the table without waiting on each other, and a
  * lease lets a crashed instance's work be claimed again.
  */
-import type { Db, Tx } from "../db/client.ts";
+import type { Db, Fragment, Tx } from "../db/client.ts";
 
 /** A claimed attempt, with what sending it needs. */
 export interface ClaimedDelivery {
@@ -247,6 +247,42 @@ export async function insertPending(
     )
     -- NOTIFY is transactional: listeners hear it only if and when this commits.
     SELECT pg_notify(${channel}, '') FROM (SELECT count(*) FROM queued) done`;
+}
+
+/**
+ * `insertPending` for an emitter's single statement (the outbox's
+ * `inStatement`), after `appended` (events/repo.ts `appendEventsCtes`):
+ * `subscribed` pairs each appended event with the active webhooks of its
+ * account that subscribe to its type, and `queued` inserts their first
+ * attempts, due at `runAt`. The ids come from `ids`, `perEvent` for each
+ * event of `source` by its `ord`, in webhook id order; an event with more
+ * subscribers than that gets a NULL id, and the statement fails whole rather
+ * than lose a delivery.
+ */
+export function insertPendingCtes(db: Db, source: string, ids: string[], perEvent: number, runAt: Date): Fragment {
+  return db`
+    subscribed AS (
+      SELECT s.event_id, s.ord, w.id AS webhook_id,
+        row_number() OVER (PARTITION BY s.event_id ORDER BY w.id) AS rank
+      FROM appended a
+      JOIN ${db(source)} s ON s.event_id = a.id
+      JOIN webhooks w ON w.account_id = a.account_id AND w.active AND a.type = ANY(w.events)
+    ), queued AS (
+      INSERT INTO deliveries (id, event_id, webhook_id, attempt, status, run_at, created_at)
+      SELECT CASE WHEN x.rank <= ${perEvent} THEN (${ids}::text[])[(x.ord - 1) * ${perEvent} + x.rank] END,
+        x.event_id, x.webhook_id, 1, 'pending', ${runAt}, ${runAt}
+      FROM subscribed x
+      RETURNING 1
+    )`;
+}
+
+/**
+ * For the final SELECT of such a statement: whether it queued deliveries,
+ * with the NOTIFY that wakes every instance's queue when it did (one row of
+ * `queued` at most reaches the call).
+ */
+export function notifyIfQueued(db: Db, channel: string): Fragment {
+  return db`(SELECT count(*) FROM (SELECT pg_notify(${channel}, '') FROM queued LIMIT 1) n) > 0`;
 }
 
 /** Wakes the delivery queue of every listening instance, once the transaction commits. */

@@ -1,5 +1,5 @@
 /** SQL of the event log: the events table has this one writer. */
-import type { Db, Tx } from "../db/client.ts";
+import type { Db, Fragment, Tx } from "../db/client.ts";
 
 /** An event to append to an account's log: its envelope is serialised once, and signed as it is. */
 export interface NewEvent {
@@ -47,6 +47,34 @@ export async function appendEvents(
     )
     SELECT a.id AS event_id, w.id AS webhook_id
     FROM appended a JOIN webhooks w ON w.account_id = ${accountId} AND w.active AND a.type = ANY(w.events)`;
+}
+
+/**
+ * `appendEvents` for an emitter's single statement (the outbox's
+ * `inStatement`): CTEs that append the events of the CTE `source` (columns
+ * `event_id`, `account_id`, `type`, `payload`, `created_at`, `ord`) in `ord`
+ * order, and queue the NOTIFY of each account's streams. `event_lock` takes
+ * the accounts' advisory locks in id order, and the events take their
+ * numbers only after them (the ORDER BY reads the whole join, locks
+ * included, before a single nextval), so `seq` is still each account's
+ * commit order. `appended` returns `id`, `account_id` and `type`.
+ */
+export function appendEventsCtes(db: Db, source: string, channel: string): Fragment {
+  const from = db(source);
+  return db`
+    event_lock AS MATERIALIZED (
+      SELECT pg_advisory_xact_lock(hashtextextended('events:' || a.account_id, 0)) AS locked
+      FROM (SELECT DISTINCT s.account_id FROM ${from} s ORDER BY s.account_id) a
+    ), appended AS (
+      INSERT INTO events (id, account_id, type, payload, created_at, seq)
+      SELECT o.event_id, o.account_id, o.type, o.payload, o.created_at, nextval('events_seq')
+      FROM (
+        SELECT s.event_id, s.account_id, s.type, s.payload, s.created_at
+        FROM (SELECT count(*) FROM event_lock) k, ${from} s
+        ORDER BY s.ord
+      ) o
+      RETURNING id, account_id, type, pg_notify(${channel}, account_id)
+    )`;
 }
 
 /** An event of the account as stored: its id, its place in the log and its envelope (JSON text). */

@@ -83,15 +83,16 @@ export async function deleteLiveInbox(db: Db, accountId: string, id: string, now
   return rows.length > 0;
 }
 
-/** Which of these addresses (lowercase) are those of live inboxes, with when each expires. */
+/** Which of these addresses (lowercase) are those of live inboxes: each one's inbox, account and expiry. */
 export async function liveAddresses(
   db: Db,
   addresses: string[],
   now: Date,
-): Promise<{ address: string; expiresAt: Date }[]> {
+): Promise<{ address: string; id: string; accountId: string; expiresAt: Date }[]> {
   // inboxes_address_key: one index probe per address.
-  return await db<{ address: string; expiresAt: Date }[]>`
-    SELECT address, expires_at FROM inboxes WHERE address = ANY(${addresses}::text[]) AND expires_at > ${now}`;
+  return await db<{ address: string; id: string; accountId: string; expiresAt: Date }[]>`
+    SELECT address, id, account_id, expires_at FROM inboxes
+    WHERE address = ANY(${addresses}::text[]) AND expires_at > ${now}`;
 }
 
 /** Up to `limit` expired inboxes, locked for this transaction; rows another sweeper holds are skipped. */

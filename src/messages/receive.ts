@@ -1,17 +1,20 @@
 /**
  * Mail arriving over SMTP: the RCPT check, and storing parsed messages for
  * live inboxes (raw bytes, attachment contents, codes and links) with their
- * `message.received` events, in one transaction per batch of arrivals. On
+ * `message.received` events, in one statement per batch of arrivals (one
+ * transaction where a batch is written again message by message). On
  * commit, the waiters of the inboxes are woken here and, through NOTIFY, on
  * every other instance.
  */
 import { liveAddresses } from "../inboxes/repo.ts";
+import { newEvent } from "../deliveries/outbox.ts";
 import { INBOX_CHANNEL, type InboxDeps } from "../inboxes/service.ts";
 import { Batcher } from "../shared/batcher.ts";
 import { newId } from "../shared/ids.ts";
 import { extractCodes, extractLinks } from "./extract.ts";
 import * as repo from "./repo.ts";
 import type { Link } from "./schemas.ts";
+import type { EventDataMap } from "../events/schemas.ts";
 
 /** At most this many link URLs travel in the `message.received` event; the message has them all. */
 const EVENT_LINKS = 20;
@@ -59,17 +62,29 @@ export interface Stored {
   messageId: string;
 }
 
-/**
- * Stores each message for the live inboxes of its recipients and emits one
- * `message.received` per stored copy, all in one transaction (the outbox's):
- * a batch of arrivals (`createReceiver`) or one. Resolves, per arrival, to
- * the copies stored: none for a recipient whose inbox expired or was deleted
- * since the RCPT check.
- */
-export async function receiveMessages(deps: InboxDeps, arrivals: Arrival[]): Promise<Stored[][]> {
-  const now = deps.clock.now();
-  // One copy per distinct recipient of each arrival, in arrival order.
-  const copies = arrivals.map(({ addresses, message }) =>
+/** The `message.received` data of a copy stored for `inbox` (the event carries at most EVENT_LINKS links). */
+function receivedData(
+  message: PreparedMessage,
+  inbox: { id: string; address: string },
+  messageId: string,
+  now: Date,
+): EventDataMap["message.received"] {
+  return {
+    inboxId: inbox.id,
+    messageId,
+    from: message.from,
+    to: inbox.address,
+    subject: message.subject,
+    receivedAt: now.toISOString(),
+    size: message.raw.byteLength,
+    codes: message.codes,
+    links: message.links.slice(0, EVENT_LINKS).map((l) => l.url),
+  };
+}
+
+/** One copy per distinct recipient (any case) of each arrival, in arrival order, with its ids. */
+function copiesOf(arrivals: Arrival[], now: Date) {
+  return arrivals.map(({ addresses, message }) =>
     [...new Set(addresses.map((address) => address.toLowerCase()))].map((address) => ({
       address,
       message,
@@ -77,9 +92,13 @@ export async function receiveMessages(deps: InboxDeps, arrivals: Arrival[]): Pro
       attachments: message.attachments.map((a) => ({ id: newId("att", now.getTime()), ...a })),
     }))
   );
-  // The rows are built before the transaction: it holds the inboxes' locks only for the statements.
-  const all = copies.flat();
-  const rows: repo.NewMessage[] = all.map(({ address, message, id, attachments }) => ({
+}
+
+/** A copy's message row (built before any statement: locks are held only for the statements). */
+function messageRow(
+  { address, message, id, attachments }: ReturnType<typeof copiesOf>[number][number],
+): repo.NewMessage {
+  return {
     id,
     address,
     from: message.from,
@@ -97,32 +116,98 @@ export async function receiveMessages(deps: InboxDeps, arrivals: Arrival[]): Pro
     links: message.links,
     size: message.raw.byteLength,
     raw: message.raw,
-  }));
-  const contents = all.flatMap((c) => c.attachments.map((a) => ({ id: a.id, messageId: c.id, content: a.content })));
+  };
+}
+
+/** The attachment contents of copies, by message. */
+function contentsOf(copies: ReturnType<typeof copiesOf>[number]) {
+  return copies.flatMap((c) => c.attachments.map((a) => ({ id: a.id, messageId: c.id, content: a.content })));
+}
+
+/**
+ * Stores each message for the live inboxes of its recipients and emits one
+ * `message.received` per stored copy, all in one transaction (the outbox's):
+ * a batch of arrivals (`createReceiver`) or one. Resolves, per arrival, to
+ * the copies stored: none for a recipient whose inbox expired or was deleted
+ * since the RCPT check.
+ */
+export async function receiveMessages(deps: InboxDeps, arrivals: Arrival[]): Promise<Stored[][]> {
+  const now = deps.clock.now();
+  const copies = copiesOf(arrivals, now);
+  const all = copies.flat();
+  const rows = all.map(messageRow);
   const stored = await deps.outbox.transaction(async (tx, emit) => {
-    const inboxes = await repo.storeMessages(tx, rows, contents, now, INBOX_CHANNEL);
+    const inboxes = await repo.storeMessages(tx, rows, contentsOf(all), now, INBOX_CHANNEL);
     const byAddress = new Map(inboxes.map((inbox) => [inbox.address, inbox]));
     // The events, in the order the copies were stored.
     return copies.map((list) =>
       list.flatMap(({ address, message, id }): Stored[] => {
         const inbox = byAddress.get(address);
         if (!inbox) return [];
-        void emit(inbox.accountId, "message.received", {
-          inboxId: inbox.id,
-          messageId: id,
-          from: message.from,
-          to: inbox.address,
-          subject: message.subject,
-          receivedAt: now.toISOString(),
-          size: message.raw.byteLength,
-          codes: message.codes,
-          links: message.links.slice(0, EVENT_LINKS).map((l) => l.url),
-        }, now);
+        void emit(inbox.accountId, "message.received", receivedData(message, inbox, id, now), now);
         return [{ inboxId: inbox.id, messageId: id }];
       })
     );
   });
   for (const inboxId of new Set(stored.flat().map((s) => s.inboxId))) deps.hub.publishLocal(INBOX_CHANNEL, inboxId);
+  return stored;
+}
+
+/** A live inbox as the RCPT check found it. */
+export interface LiveInbox {
+  id: string;
+  accountId: string;
+}
+
+/**
+ * `receiveMessages` for recipients whose inboxes are known (`inboxes`, by
+ * lowercase address, as the RCPT check just found them): messages, events
+ * and deliveries in one statement (messages/repo.ts `storeWithEvents`). A
+ * recipient with no known inbox is not stored. A copy whose inbox is gone by
+ * then is not stored either; if its address is live again under another
+ * inbox (deleted and created anew since the RCPT check), the copy goes there
+ * through `receiveMessages`.
+ */
+export async function receiveKnown(
+  deps: InboxDeps,
+  arrivals: Arrival[],
+  inboxes: ReadonlyMap<string, LiveInbox>,
+): Promise<Stored[][]> {
+  const now = deps.clock.now();
+  const copies = copiesOf(arrivals, now).map((list) => list.filter((c) => inboxes.has(c.address)));
+  const all = copies.flat();
+  if (all.length === 0) return copies.map(() => []);
+  const rows: repo.NewCopy[] = all.map((copy) => {
+    const inbox = inboxes.get(copy.address)!;
+    const data = receivedData(copy.message, { id: inbox.id, address: copy.address }, copy.id, now);
+    return { ...messageRow(copy), inboxId: inbox.id, event: newEvent("message.received", data, now) };
+  });
+  const done = await repo.storeWithEvents(
+    deps.sql,
+    rows,
+    contentsOf(all),
+    now,
+    INBOX_CHANNEL,
+    (source) => deps.outbox.inStatement(deps.sql, source, rows.length, now),
+  );
+  for (const inbox of done.inboxes) deps.hub.publishLocal(INBOX_CHANNEL, inbox.id);
+  deps.outbox.committed(new Set(done.inboxes.map((i) => i.accountId)), done.queued);
+  const live = new Set(done.inboxes.map((i) => i.id));
+  const stored = copies.map((list) =>
+    list.filter((c) => live.has(inboxes.get(c.address)!.id)).map((c) => ({
+      inboxId: inboxes.get(c.address)!.id,
+      messageId: c.id,
+    }))
+  );
+  // Inboxes gone since the RCPT check: their addresses may belong to new ones.
+  const missed = arrivals.map((arrival, i) => ({
+    arrival,
+    addresses: copies[i]!.filter((c) => !live.has(inboxes.get(c.address)!.id)).map((c) => c.address),
+  })).filter((m) => m.addresses.length > 0);
+  if (missed.length > 0) {
+    const again = await receiveMessages(deps, missed.map((m) => ({ ...m.arrival, addresses: m.addresses })));
+    missed.forEach((m, i) => stored[arrivals.indexOf(m.arrival)]!.push(...again[i]!));
+  }
   return stored;
 }
 
@@ -173,33 +258,55 @@ const LIVE_REMEMBERED = 10_000;
  * on its way to the database waits and goes in the next one.
  *
  * - RCPT checks: one query for all the addresses asked about meanwhile; an
- *   address found live passes again without one for `LIVE_FOR_MS`.
- * - Storing (group commit): one transaction for all the arrivals, so a busy
- *   listener pays the round trips and the commit's flush once per batch. The
- *   sender gets its `250` only after the commit. A batch that fails is
- *   written again one arrival at a time, so one message the database refuses
- *   fails alone.
+ *   address found live passes again without one for `LIVE_FOR_MS`, and its
+ *   inbox is remembered for storing.
+ * - Storing (group commit): one statement for all the arrivals, messages,
+ *   events and deliveries (`receiveKnown`), so a busy listener pays one round
+ *   trip and the commit's flush once per batch. The sender gets its `250`
+ *   only after the commit. A batch that fails is written again one arrival at
+ *   a time, each in a transaction (`receiveMessages`), so one message the
+ *   database refuses fails alone.
  *
  * A quiet listener sends each one at once.
  */
 export function createReceiver(deps: InboxDeps): Receiver {
-  /** Address -> the time (ms) until which it passes RCPT without a query. */
-  const knownLive = new Map<string, number>();
-  const lookups = new Batcher<string, boolean>(async (addresses) => {
+  /** Address -> its live inbox, and the time (ms) until which it passes RCPT without a query. */
+  const knownLive = new Map<string, { until: number; inbox: LiveInbox }>();
+  /** Looks up `addresses` (lowercase) and remembers the live ones; returns those. */
+  const lookUp = async (addresses: string[]): Promise<Map<string, LiveInbox>> => {
     const now = deps.clock.now().getTime();
     const live = await liveAddresses(deps.sql, [...new Set(addresses)], new Date(now));
     if (knownLive.size + live.length > LIVE_REMEMBERED) knownLive.clear();
-    for (const { address, expiresAt } of live) knownLive.set(address, Math.min(now + LIVE_FOR_MS, expiresAt.getTime()));
-    const found = new Set(live.map((l) => l.address));
+    for (const { address, id, accountId, expiresAt } of live) {
+      knownLive.set(address, { until: Math.min(now + LIVE_FOR_MS, expiresAt.getTime()), inbox: { id, accountId } });
+    }
+    return new Map(live.map((l) => [l.address, { id: l.id, accountId: l.accountId }]));
+  };
+  const lookups = new Batcher<string, boolean>(async (addresses) => {
+    const found = await lookUp(addresses);
     return addresses.map((address) => found.has(address));
   }, { maxItems: LOOKUP_ADDRESSES, concurrency: 2 });
+  /** The live inboxes of `addresses` (any case): remembered from RCPT, or looked up now in one query. */
+  const inboxesOf = async (addresses: string[]): Promise<Map<string, LiveInbox>> => {
+    const now = deps.clock.now().getTime();
+    const inboxes = new Map<string, LiveInbox>();
+    const unknown: string[] = [];
+    for (const address of new Set(addresses.map((a) => a.toLowerCase()))) {
+      const known = knownLive.get(address);
+      if (known && known.until > now) inboxes.set(address, known.inbox);
+      else unknown.push(address);
+    }
+    if (unknown.length > 0) { for (const [address, inbox] of await lookUp(unknown)) inboxes.set(address, inbox); }
+    return inboxes;
+  };
 
   type Outcome = { stored: Stored[] } | { error: unknown };
   const batches = new Batcher<Arrival, Outcome>(async (arrivals) => {
     try {
-      return (await receiveMessages(deps, arrivals)).map((stored) => ({ stored }));
-    } catch (error) {
-      if (arrivals.length === 1) return [{ error }];
+      const inboxes = await inboxesOf(arrivals.flatMap((a) => a.addresses));
+      return (await receiveKnown(deps, arrivals, inboxes)).map((stored) => ({ stored }));
+    } catch {
+      // Again one arrival at a time, each in a transaction of its own: the one the database refuses fails alone.
       const outcomes: Outcome[] = [];
       for (const arrival of arrivals) {
         outcomes.push(
@@ -220,7 +327,7 @@ export function createReceiver(deps: InboxDeps): Receiver {
       const normalized = address.toLowerCase();
       const at = normalized.lastIndexOf("@");
       if (at <= 0 || normalized.slice(at + 1) !== deps.config.mailDomain) return Promise.resolve(false);
-      if ((knownLive.get(normalized) ?? 0) > deps.clock.now().getTime()) return Promise.resolve(true);
+      if ((knownLive.get(normalized)?.until ?? 0) > deps.clock.now().getTime()) return Promise.resolve(true);
       return lookups.submit(normalized);
     },
     async receive(arrival) {

@@ -3,7 +3,8 @@
  * its inbox (`inbox_id`), and the caller has checked that the inbox is one of
  * the account's live inboxes, except where a statement checks it itself.
  */
-import type { Db, Tx } from "../db/client.ts";
+import type { Db, Fragment, Tx } from "../db/client.ts";
+import type { NewEvent } from "../events/repo.ts";
 import type { After } from "../inboxes/repo.ts";
 import type { AttachmentMeta, Link, MessageFilters, MessageRow, MessageSummaryRow } from "./schemas.ts";
 
@@ -51,7 +52,7 @@ export interface ReceivingInbox {
 export async function storeMessages(
   tx: Tx,
   messages: NewMessage[],
-  contents: { id: string; messageId: string; content: Uint8Array }[],
+  contents: NewContent[],
   receivedAt: Date,
   channel: string,
 ): Promise<ReceivingInbox[]> {
@@ -83,9 +84,26 @@ export async function storeMessages(
       ORDER BY m.ord
       RETURNING id
     )
-    ${
-    contents.length > 0
-      ? tx`, attachment AS (
+    ${attachmentsCte(tx, contents)}
+    -- Every locked inbox gets a message: its address is one of the batch's.
+    SELECT id, account_id, address, pg_notify(${channel}, id) FROM locked`;
+}
+
+/** An attachment's contents, for the message of a batch it belongs to. */
+export interface NewContent {
+  id: string;
+  messageId: string;
+  content: Uint8Array;
+}
+
+/**
+ * The attachments CTE of a batch's statement: the contents of the messages
+ * the CTE `message` inserted (none for a copy that was not stored). Byte
+ * strings travel as base64 text: the driver sends no bytea arrays.
+ */
+function attachmentsCte(db: Db, contents: NewContent[]): Fragment {
+  if (contents.length === 0) return db``;
+  return db`, attachment AS (
       INSERT INTO attachments (id, message_id, content)
       SELECT a.id, a.message_id, decode(a.content, 'base64')
       FROM unnest(
@@ -93,11 +111,86 @@ export async function storeMessages(
         ${contents.map((c) => c.content.toBase64())}::text[]
       ) AS a(id, message_id, content)
       WHERE a.message_id IN (SELECT id FROM message)
-    )`
-      : tx``
-  }
-    -- Every locked inbox gets a message: its address is one of the batch's.
-    SELECT id, account_id, address, pg_notify(${channel}, id) FROM locked`;
+    )`;
+}
+
+/** A copy of a received message for an inbox known by id, with the `message.received` event it emits. */
+export interface NewCopy extends NewMessage {
+  /** The inbox the RCPT check found for the address; the copy is stored only if it is still live. */
+  inboxId: string;
+  event: NewEvent;
+}
+
+/** What `storeWithEvents` did. */
+export interface StoredCopies {
+  /** The inboxes that got messages. */
+  inboxes: ReceivingInbox[];
+  /** Whether deliveries were queued for the events. */
+  queued: boolean;
+}
+
+/**
+ * `storeMessages` and the events of the stored copies in one statement, with
+ * no transaction around it: one round trip, atomic by itself. For a busy
+ * listener the round trips of a batch set the pace over kept connections
+ * (tests/bench/README.md: one statement per batch, 1,466 to 1,970 messages/s
+ * against 1,149 to 1,579/s in three statements and a commit).
+ *
+ * The inboxes are known by id (the RCPT check looked them up) and locked as
+ * `storeMessages` locks them; a copy whose inbox is no longer live is
+ * neither stored nor announced. `events` (the outbox's `inStatement`) gives
+ * the CTEs that append the events of the CTE it is given, `stored`, and
+ * queue their deliveries.
+ */
+export async function storeWithEvents(
+  db: Db,
+  copies: NewCopy[],
+  contents: NewContent[],
+  receivedAt: Date,
+  channel: string,
+  events: (source: string) => { ctes: Fragment; queued: Fragment },
+): Promise<StoredCopies> {
+  const json = (f: (m: NewCopy) => unknown) => copies.map((m) => JSON.stringify(f(m)));
+  const announce = events("stored");
+  const rows = await db<(ReceivingInbox & { queued: boolean })[]>`
+    WITH copy AS (
+      SELECT * FROM unnest(
+        ${copies.map((m) => m.id)}::text[], ${copies.map((m) => m.inboxId)}::text[],
+        ${copies.map((m) => m.from)}::text[], ${copies.map((m) => m.subject)}::text[],
+        ${copies.map((m) => m.text)}::text[], ${copies.map((m) => m.html)}::text[],
+        ${json((m) => m.headers)}::text[], ${json((m) => m.attachments)}::text[],
+        ${json((m) => m.codes)}::text[], ${json((m) => m.links)}::text[],
+        ${copies.map((m) => m.size)}::integer[], ${copies.map((m) => m.raw.toBase64())}::text[],
+        ${copies.map((m) => m.event.id)}::text[], ${copies.map((m) => m.event.type)}::text[],
+        ${copies.map((m) => m.event.payload)}::text[],
+        ${copies.map((m) => m.event.createdAt.toISOString())}::timestamptz[]
+      ) WITH ORDINALITY
+        AS c(id, inbox_id, from_address, subject, text_body, html_body, headers, attachments, codes, links, size,
+          raw, event_id, type, payload, created_at, ord)
+    ), locked AS MATERIALIZED (
+      SELECT i.id, i.account_id, i.address FROM inboxes i
+      WHERE i.id = ANY(${copies.map((m) => m.inboxId)}::text[]) AND i.expires_at > ${receivedAt}
+      ORDER BY i.id
+      FOR NO KEY UPDATE
+    ), stored AS MATERIALIZED (
+      SELECT c.*, l.account_id, l.address FROM copy c JOIN locked l ON l.id = c.inbox_id
+    ), message AS (
+      INSERT INTO messages (id, inbox_id, from_address, to_address, subject, text_body, html_body, headers,
+        attachments, codes, links, size, raw, received_at)
+      SELECT s.id, s.inbox_id, s.from_address, s.address, s.subject, s.text_body, s.html_body, s.headers::jsonb,
+        s.attachments::jsonb, s.codes::jsonb, s.links::jsonb, s.size, decode(s.raw, 'base64'), ${receivedAt}
+      FROM stored s
+      ORDER BY s.ord
+      RETURNING id
+    )
+    ${attachmentsCte(db, contents)}
+    ${announce.ctes}
+    -- Every locked inbox gets a message: it is the inbox of one of the copies.
+    SELECT l.id, l.account_id, l.address, pg_notify(${channel}, l.id), ${announce.queued} AS queued FROM locked l`;
+  return {
+    inboxes: rows.map(({ id, accountId, address }) => ({ id, accountId, address })),
+    queued: rows.some((r) => r.queued),
+  };
 }
 
 /** The filters as SQL conditions (case-insensitive substrings, `since` inclusive). */

@@ -1,11 +1,13 @@
 /**
  * Storing arriving mail in batches (messages/receive.ts `createReceiver`):
- * the copies of one message for all its recipients commit in one
- * transaction, messages that arrive while a batch is written go together in
- * the next one, and one message the database refuses fails alone.
+ * the copies of one message for all its recipients commit in one statement
+ * with their events and deliveries, messages that arrive while a batch is
+ * written go together in the next one, and one message the database refuses
+ * fails alone.
  */
 import assert from "node:assert/strict";
-import { newUser } from "../_helpers/app.ts";
+import { createWebhook, newUser } from "../_helpers/app.ts";
+import { MAX_WEBHOOKS } from "../../src/webhooks/service.ts";
 import { createInbox, withInboxes } from "../inboxes/_support.ts";
 import { sendRaw } from "../smtp/_smtp_client.ts";
 import { type Arrival, createReceiver, prepareMessage } from "../../src/messages/receive.ts";
@@ -121,5 +123,94 @@ Deno.test("an address found live passes RCPT again without a query for a second;
     assert.equal(await receiver.accepts(short.address), true);
     clock.advance(60_000);
     assert.equal(await receiver.accepts(short.address), false);
+  });
+});
+
+Deno.test("a batch's messages, their events and their deliveries commit together in one statement", async () => {
+  await withInboxes(async ({ app, receiver }) => {
+    const user = await newUser(app, "pro");
+    const hooks = [
+      await createWebhook(app, user, receiver.url("/a"), ["message.received"]),
+      await createWebhook(app, user, receiver.url("/b"), ["message.received", "inbox.created"]),
+      await createWebhook(app, user, receiver.url("/c"), ["inbox.expired"]),
+    ];
+    const [a, b] = await Promise.all([createInbox(app, user), createInbox(app, user)]);
+    const smtp = createReceiver(app.deps);
+    assert.equal(await smtp.accepts(a!.address), true);
+    assert.equal(await smtp.accepts(b!.address), true);
+    const stored = await Promise.all([
+      smtp.receive(arrival([a!.address], "first")),
+      smtp.receive(arrival([a!.address, b!.address], "second")),
+    ]);
+    assert.deepEqual(stored.map((s) => s.length), [1, 2]);
+    const messages = await app.deps.sql<{ id: string; tx: string }[]>`SELECT id, xmin::text AS tx FROM messages`;
+    const events = await app.deps.sql<{ id: string; payload: string; tx: string }[]>`
+      SELECT id, payload, xmin::text AS tx FROM events WHERE type = 'message.received' ORDER BY seq`;
+    const deliveries = await app.deps.sql<{ id: string; eventId: string; webhookId: string; tx: string }[]>`
+      SELECT d.id, d.event_id, d.webhook_id, d.xmin::text AS tx FROM deliveries d
+      JOIN events e ON e.id = d.event_id WHERE e.type = 'message.received'`;
+    assert.equal(messages.length, 3);
+    assert.equal(events.length, 3);
+    // One delivery per event and subscribed webhook, with distinct ids; none for the webhook of inbox.expired.
+    assert.equal(deliveries.length, 6);
+    assert.equal(new Set(deliveries.map((d) => d.id)).size, 6);
+    assert.ok(deliveries.every((d) => d.id.startsWith("dlv_")));
+    for (const e of events) {
+      assert.deepEqual(
+        deliveries.filter((d) => d.eventId === e.id).map((d) => d.webhookId).sort(),
+        hooks.slice(0, 2).sort(),
+      );
+    }
+    // The first arrival went alone; the second waited and went in the next batch, whole.
+    const tx = (ids: string[]) => new Set(ids);
+    const second = events.slice(1);
+    assert.equal(
+      tx([
+        ...second.map((e) => e.tx),
+        ...deliveries.filter((d) => second.some((e) => e.id === d.eventId)).map((d) => d.tx),
+      ]).size,
+      1,
+    );
+    // The envelope as every emitter writes it: the copy's inbox, address and message.
+    const envelope = JSON.parse(events[0]!.payload);
+    assert.deepEqual(Object.keys(envelope), ["id", "type", "createdAt", "data"]);
+    assert.equal(envelope.data.inboxId, a!.id);
+    assert.equal(envelope.data.to, a!.address);
+    assert.equal(envelope.data.messageId, stored[0]![0]!.messageId);
+  });
+});
+
+Deno.test("an inbox deleted and created anew under the same address since the RCPT check gets the message", async () => {
+  await withInboxes(async ({ app }) => {
+    const user = await newUser(app, "free");
+    const first = await createInbox(app, user, { localPart: "reborn" });
+    const smtp = createReceiver(app.deps);
+    assert.equal(await smtp.accepts(first.address), true);
+    await app.request(`/api/inboxes/${first.id}`, { method: "DELETE", cookie: user.cookie });
+    const second = await createInbox(app, user, { localPart: "reborn" });
+    assert.equal(second.address, first.address);
+    assert.deepEqual((await smtp.receive(arrival([first.address], "hello"))).map((s) => s.inboxId), [second.id]);
+    const events = await app.deps.sql<
+      { payload: string }[]
+    >`SELECT payload FROM events WHERE type = 'message.received'`;
+    assert.deepEqual(events.map((e) => JSON.parse(e.payload).data.inboxId), [second.id]);
+  });
+});
+
+Deno.test("more subscribers than an account may have webhooks: the batch is written again message by message, no delivery lost", async () => {
+  await withInboxes(async ({ app, receiver }) => {
+    const user = await newUser(app, "pro");
+    const hook = await createWebhook(app, user, receiver.url("/0"), ["message.received"]);
+    // Past MAX_WEBHOOKS only through the database: the API refuses the eleventh.
+    await app.deps.sql`
+      INSERT INTO webhooks (id, account_id, url, events, secret_ciphertext, active, created_at)
+      SELECT w.id || '_' || n, w.account_id, w.url || n, w.events, w.secret_ciphertext, true, w.created_at
+      FROM webhooks w, generate_series(1, ${MAX_WEBHOOKS}) n WHERE w.id = ${hook}`;
+    const inbox = await createInbox(app, user);
+    const stored = await createReceiver(app.deps).receive(arrival([inbox.address], "crowded"));
+    assert.equal(stored.length, 1);
+    const deliveries = await app.deps.sql`
+      SELECT 1 FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.type = 'message.received'`;
+    assert.equal(deliveries.length, MAX_WEBHOOKS + 1);
   });
 });

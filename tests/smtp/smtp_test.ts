@@ -314,9 +314,14 @@ Deno.test("internal failures answer 451 (retry later) and never take the listene
     const user = await newUser(app, "free");
     const inbox = await createInbox(app, user, { localPart: "flaky" });
     const down = () => Promise.reject(new Error("database down"));
-    // Storing fails (the transaction cannot start), while the RCPT lookup works.
+    // Storing fails (the batch's statement, then the transactions it is written again in), while the RCPT
+    // lookup works.
     const storeFails = new Proxy(app.deps.sql, {
       get: (target, prop, receiver) => prop === "begin" ? down : Reflect.get(target, prop, receiver),
+      apply: (target, self, args) =>
+        Array.isArray(args[0]) && args[0].join("").includes("INSERT INTO messages")
+          ? down()
+          : Reflect.apply(target as unknown as (...a: unknown[]) => unknown, self, args),
     }) as Sql;
     // Every query fails.
     const allFail = new Proxy(app.deps.sql, { apply: down }) as Sql;
