@@ -9,6 +9,17 @@ export interface NewEvent {
   createdAt: Date;
 }
 
+/*
+ * ACCOUNT_FIRST: an event's foreign key locks its account row (KEY SHARE)
+ * when its statement ends, and inbox creation takes that row FOR UPDATE
+ * before it appends its event under the account's advisory lock. An event
+ * statement that took the advisory lock first and the row lock last could
+ * deadlock with it (seen in psql, and the longer the statement the likelier:
+ * an SMTP batch writes its messages between the two). So the row lock comes
+ * first here, and the advisory lock after it, in the order inbox creation
+ * takes them.
+ */
+
 /**
  * Appends the events a transaction emitted for one account to its log, in
  * the order they were emitted, queues the NOTIFY that wakes the account's
@@ -29,7 +40,11 @@ export async function appendEvents(
   channel: string,
 ): Promise<{ eventId: string; webhookId: string }[]> {
   return await tx<{ eventId: string; webhookId: string }[]>`
-    WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended(${"events:" + accountId}, 0))),
+    WITH locked AS (
+      SELECT pg_advisory_xact_lock(hashtextextended(${"events:" + accountId}, 0))
+      -- The foreign key's lock on the account first (see ACCOUNT_FIRST); one row whatever it finds.
+      FROM (SELECT (SELECT a.id FROM accounts a WHERE a.id = ${accountId} FOR KEY SHARE) AS id) account
+    ),
     appended AS (
       INSERT INTO events (id, account_id, type, payload, created_at, seq)
       SELECT o.id, ${accountId}, o.type, o.payload, o.created_at, nextval('events_seq')
@@ -63,8 +78,12 @@ export function appendEventsCtes(db: Db, source: string, channel: string): Fragm
   const from = db(source);
   return db`
     event_lock AS MATERIALIZED (
-      SELECT pg_advisory_xact_lock(hashtextextended('events:' || a.account_id, 0)) AS locked
-      FROM (SELECT DISTINCT s.account_id FROM ${from} s ORDER BY s.account_id) a
+      SELECT pg_advisory_xact_lock(hashtextextended('events:' || a.id, 0)) AS locked
+      -- The foreign key's locks on the accounts first, in id order (see ACCOUNT_FIRST).
+      FROM (
+        SELECT ac.id FROM accounts ac WHERE ac.id IN (SELECT s.account_id FROM ${from} s)
+        ORDER BY ac.id FOR KEY SHARE
+      ) a
     ), appended AS (
       INSERT INTO events (id, account_id, type, payload, created_at, seq)
       SELECT o.event_id, o.account_id, o.type, o.payload, o.created_at, nextval('events_seq')

@@ -6,6 +6,7 @@
  * commit, the waiters of the inboxes are woken here and, through NOTIFY, on
  * every other instance.
  */
+import { getLogger } from "@logtape/logtape";
 import { liveAddresses } from "../inboxes/repo.ts";
 import { newEvent } from "../deliveries/outbox.ts";
 import { INBOX_CHANNEL, type InboxDeps } from "../inboxes/service.ts";
@@ -15,6 +16,8 @@ import { extractCodes, extractLinks } from "./extract.ts";
 import * as repo from "./repo.ts";
 import type { Link } from "./schemas.ts";
 import type { EventDataMap } from "../events/schemas.ts";
+
+const log = getLogger(["inbox", "smtp"]);
 
 /** At most this many link URLs travel in the `message.received` event; the message has them all. */
 const EVENT_LINKS = 20;
@@ -159,6 +162,9 @@ export interface LiveInbox {
   accountId: string;
 }
 
+/** What became of one arrival of a batch: the copies stored, or why it could not be stored. */
+export type ArrivalOutcome = { stored: Stored[] } | { error: unknown };
+
 /**
  * `receiveMessages` for recipients whose inboxes are known (`inboxes`, by
  * lowercase address, as the RCPT check just found them): messages, events
@@ -167,16 +173,22 @@ export interface LiveInbox {
  * then is not stored either; if its address is live again under another
  * inbox (deleted and created anew since the RCPT check), the copy goes there
  * through `receiveMessages`.
+ *
+ * Rejects only when the statement failed, and then nothing was stored. Once
+ * it has committed, a failure of that second step is the outcome of the
+ * arrivals it concerns alone: they are refused (the sender tries again, and
+ * their copies stored already are stored twice, never lost), the others are
+ * stored.
  */
 export async function receiveKnown(
   deps: InboxDeps,
   arrivals: Arrival[],
   inboxes: ReadonlyMap<string, LiveInbox>,
-): Promise<Stored[][]> {
+): Promise<ArrivalOutcome[]> {
   const now = deps.clock.now();
   const copies = copiesOf(arrivals, now).map((list) => list.filter((c) => inboxes.has(c.address)));
   const all = copies.flat();
-  if (all.length === 0) return copies.map(() => []);
+  if (all.length === 0) return copies.map(() => ({ stored: [] }));
   const rows: repo.NewCopy[] = all.map((copy) => {
     const inbox = inboxes.get(copy.address)!;
     const data = receivedData(copy.message, { id: inbox.id, address: copy.address }, copy.id, now);
@@ -193,22 +205,30 @@ export async function receiveKnown(
   for (const inbox of done.inboxes) deps.hub.publishLocal(INBOX_CHANNEL, inbox.id);
   deps.outbox.committed(new Set(done.inboxes.map((i) => i.accountId)), done.queued);
   const live = new Set(done.inboxes.map((i) => i.id));
-  const stored = copies.map((list) =>
-    list.filter((c) => live.has(inboxes.get(c.address)!.id)).map((c) => ({
-      inboxId: inboxes.get(c.address)!.id,
-      messageId: c.id,
-    }))
-  );
-  // Inboxes gone since the RCPT check: their addresses may belong to new ones.
-  const missed = arrivals.map((arrival, i) => ({
-    arrival,
-    addresses: copies[i]!.filter((c) => !live.has(inboxes.get(c.address)!.id)).map((c) => c.address),
-  })).filter((m) => m.addresses.length > 0);
-  if (missed.length > 0) {
-    const again = await receiveMessages(deps, missed.map((m) => ({ ...m.arrival, addresses: m.addresses })));
-    missed.forEach((m, i) => stored[arrivals.indexOf(m.arrival)]!.push(...again[i]!));
+  const isStored = (c: { address: string }) => live.has(inboxes.get(c.address)!.id);
+  const outcomes: ArrivalOutcome[] = copies.map((list) => ({
+    stored: list.filter(isStored).map((c) => ({ inboxId: inboxes.get(c.address)!.id, messageId: c.id })),
+  }));
+  // Inboxes gone since the RCPT check (expired or deleted, most often): is any of their addresses live again?
+  const gone = [...new Set(copies.flat().filter((c) => !isStored(c)).map((c) => c.address))];
+  if (gone.length === 0) return outcomes;
+  let reborn: Set<string>;
+  try {
+    reborn = new Set((await liveAddresses(deps.sql, gone, now)).map((l) => l.address));
+  } catch (error) {
+    return copies.map((list, i) => list.some((c) => !isStored(c)) ? { error } : outcomes[i]!);
   }
-  return stored;
+  for (const [i, list] of copies.entries()) {
+    const addresses = list.filter((c) => !isStored(c) && reborn.has(c.address)).map((c) => c.address);
+    if (addresses.length === 0) continue;
+    try {
+      const [again] = await receiveMessages(deps, [{ ...arrivals[i]!, addresses }]);
+      outcomes[i] = { stored: [...(outcomes[i] as { stored: Stored[] }).stored, ...again!] };
+    } catch (error) {
+      outcomes[i] = { error };
+    }
+  }
+  return outcomes;
 }
 
 /** Stores a message for the live inbox of `address` (one transaction); undefined when there is none. */
@@ -300,14 +320,17 @@ export function createReceiver(deps: InboxDeps): Receiver {
     return inboxes;
   };
 
-  type Outcome = { stored: Stored[] } | { error: unknown };
-  const batches = new Batcher<Arrival, Outcome>(async (arrivals) => {
+  const batches = new Batcher<Arrival, ArrivalOutcome>(async (arrivals) => {
     try {
-      const inboxes = await inboxesOf(arrivals.flatMap((a) => a.addresses));
-      return (await receiveKnown(deps, arrivals, inboxes)).map((stored) => ({ stored }));
-    } catch {
-      // Again one arrival at a time, each in a transaction of its own: the one the database refuses fails alone.
-      const outcomes: Outcome[] = [];
+      return await receiveKnown(deps, arrivals, await inboxesOf(arrivals.flatMap((a) => a.addresses)));
+    } catch (error) {
+      // Nothing of the batch was stored. Again one arrival at a time, each in a transaction of its own: the one
+      // the database refuses fails alone.
+      log.warn("Storing {count} messages in one statement failed; storing them one by one: {error}", {
+        count: arrivals.length,
+        error: String(error),
+      });
+      const outcomes: ArrivalOutcome[] = [];
       for (const arrival of arrivals) {
         outcomes.push(
           await receiveMessages(deps, [arrival]).then(([stored]) => ({ stored: stored! }), (error) => ({ error })),

@@ -6,7 +6,12 @@
  * fails alone.
  */
 import assert from "node:assert/strict";
-import { createWebhook, newUser } from "../_helpers/app.ts";
+import { createWebhook, newUser, type TestApp } from "../_helpers/app.ts";
+import { sleep } from "../_helpers/wait.ts";
+import type { Outbox } from "../../src/deliveries/outbox.ts";
+import { newEvent } from "../../src/deliveries/outbox.ts";
+import { appendEvents } from "../../src/events/repo.ts";
+import { EVENT_CHANNEL } from "../../src/events/streams.ts";
 import { MAX_WEBHOOKS } from "../../src/webhooks/service.ts";
 import { createInbox, withInboxes } from "../inboxes/_support.ts";
 import { sendRaw } from "../smtp/_smtp_client.ts";
@@ -25,6 +30,23 @@ function arrival(to: string[], subject: string, text = "body"): Arrival {
       raw: new TextEncoder().encode(`Subject: ${subject}\r\n\r\n${text}\r\n`),
     }),
   };
+}
+
+/**
+ * The app's dependencies with an outbox whose `transaction` is counted (and
+ * made to fail with `fail`): a batch written in one statement calls it never;
+ * the ways back to one transaction per arrival call it.
+ */
+function countingTransactions(deps: TestApp["deps"], fail = false) {
+  let calls = 0;
+  const outbox: Outbox = {
+    ...deps.outbox,
+    transaction: (work) => {
+      calls++;
+      return fail ? Promise.reject(new Error("database down")) : deps.outbox.transaction(work);
+    },
+  };
+  return { deps: { ...deps, outbox }, calls: () => calls };
 }
 
 Deno.test("one message to three inboxes over SMTP: its copies and their events commit in one transaction", async () => {
@@ -135,7 +157,8 @@ Deno.test("a batch's messages, their events and their deliveries commit together
       await createWebhook(app, user, receiver.url("/c"), ["inbox.expired"]),
     ];
     const [a, b] = await Promise.all([createInbox(app, user), createInbox(app, user)]);
-    const smtp = createReceiver(app.deps);
+    const counted = countingTransactions(app.deps);
+    const smtp = createReceiver(counted.deps);
     assert.equal(await smtp.accepts(a!.address), true);
     assert.equal(await smtp.accepts(b!.address), true);
     const stored = await Promise.all([
@@ -177,6 +200,7 @@ Deno.test("a batch's messages, their events and their deliveries commit together
     assert.equal(envelope.data.inboxId, a!.id);
     assert.equal(envelope.data.to, a!.address);
     assert.equal(envelope.data.messageId, stored[0]![0]!.messageId);
+    assert.equal(counted.calls(), 0, "no batch went back to one transaction per arrival");
   });
 });
 
@@ -207,10 +231,63 @@ Deno.test("more subscribers than an account may have webhooks: the batch is writ
       SELECT w.id || '_' || n, w.account_id, w.url || n, w.events, w.secret_ciphertext, true, w.created_at
       FROM webhooks w, generate_series(1, ${MAX_WEBHOOKS}) n WHERE w.id = ${hook}`;
     const inbox = await createInbox(app, user);
-    const stored = await createReceiver(app.deps).receive(arrival([inbox.address], "crowded"));
+    const counted = countingTransactions(app.deps);
+    const stored = await createReceiver(counted.deps).receive(arrival([inbox.address], "crowded"));
     assert.equal(stored.length, 1);
+    assert.equal(counted.calls(), 1, "the statement failed whole and the message went in a transaction");
     const deliveries = await app.deps.sql`
       SELECT 1 FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.type = 'message.received'`;
     assert.equal(deliveries.length, MAX_WEBHOOKS + 1);
+  });
+});
+
+Deno.test("once a batch's statement has committed, a failure to store a copy for a recreated inbox refuses its arrival alone, storing nothing twice", async () => {
+  await withInboxes(async ({ app }) => {
+    const user = await newUser(app, "free");
+    const kept = await createInbox(app, user, { localPart: "kept" });
+    const first = await createInbox(app, user, { localPart: "again" });
+    const other = await createInbox(app, user, { localPart: "other" });
+    const counted = countingTransactions(app.deps, true);
+    const smtp = createReceiver(counted.deps);
+    for (const inbox of [kept, first, other]) assert.equal(await smtp.accepts(inbox.address), true);
+    await app.request(`/api/inboxes/${first.id}`, { method: "DELETE", cookie: user.cookie });
+    await createInbox(app, user, { localPart: "again" });
+    const [both, alone] = await Promise.allSettled([
+      smtp.receive(arrival([kept.address, first.address], "both")),
+      smtp.receive(arrival([other.address], "alone")),
+    ]);
+    // The arrival with the recreated inbox is refused (its sender tries again); the other one is stored.
+    assert.equal(both.status, "rejected");
+    assert.equal(alone.status, "fulfilled");
+    const rows = await app.deps.sql<{ subject: string; inboxId: string }[]>`
+      SELECT subject, inbox_id FROM messages ORDER BY subject`;
+    assert.deepEqual(rows.map((r) => [r.subject, r.inboxId]), [["alone", other.id], ["both", kept.id]]);
+    const events = await app.deps.sql`SELECT 1 FROM events WHERE type = 'message.received'`;
+    assert.equal(events.length, 2);
+  });
+});
+
+Deno.test("a batch waits for an inbox creation that holds its account, instead of deadlocking with it", async () => {
+  await withInboxes(async ({ app }) => {
+    const user = await newUser(app, "free");
+    const inbox = await createInbox(app, user);
+    const counted = countingTransactions(app.deps);
+    const smtp = createReceiver(counted.deps);
+    assert.equal(await smtp.accepts(inbox.address), true);
+    let stored: Promise<unknown> | undefined;
+    // As inbox creation does: the account row FOR UPDATE, then (later) its event under the account's event lock.
+    await app.deps.sql.begin(async (tx) => {
+      await tx`SELECT 1 FROM accounts WHERE id = ${user.id} FOR UPDATE`;
+      stored = smtp.receive(arrival([inbox.address], "meanwhile"));
+      await sleep(200); // the batch's statement is running and waiting by now
+      const now = new Date();
+      await appendEvents(tx, user.id, [newEvent("inbox.created", {
+        inboxId: "inb_test",
+        address: "test@inbox.localhost",
+        expiresAt: now.toISOString(),
+      }, now)], EVENT_CHANNEL);
+    });
+    assert.equal((await stored as unknown[]).length, 1);
+    assert.equal(counted.calls(), 0, "the statement was not aborted as a deadlock victim");
   });
 });
