@@ -57,20 +57,29 @@ export async function storeMessages(
   channel: string,
 ): Promise<ReceivingInbox[]> {
   const addresses = [...new Set(messages.map((m) => m.address))];
-  const json = (f: (m: NewMessage) => unknown) => messages.map((m) => JSON.stringify(f(m)));
-  // Columns as arrays, one element per copy. Byte strings travel as base64 text: the driver sends no bytea arrays.
   return await tx<ReceivingInbox[]>`
-    WITH locked AS (
+    WITH ${copyCte(tx, messages)}, locked AS (
       SELECT id, account_id, address FROM inboxes
       WHERE address = ANY(${addresses}::text[]) AND expires_at > ${receivedAt}
       ORDER BY id
       FOR NO KEY UPDATE
-    ), message AS (
-      INSERT INTO messages (id, inbox_id, from_address, to_address, subject, text_body, html_body, headers,
-        attachments, codes, links, size, raw, received_at)
-      SELECT m.id, l.id, m.from_address, l.address, m.subject, m.text_body, m.html_body, m.headers::jsonb,
-        m.attachments::jsonb, m.codes::jsonb, m.links::jsonb, m.size, decode(m.raw, 'base64'), ${receivedAt}
-      FROM unnest(
+    ), stored AS (
+      SELECT c.*, l.id AS inbox_id FROM copy c JOIN locked l ON l.address = c.address
+    ), ${messageCte(tx, receivedAt)}
+    ${attachmentsCte(tx, contents)}
+    -- Every locked inbox gets a message: its address is one of the batch's.
+    SELECT id, account_id, address, pg_notify(${channel}, id) FROM locked`;
+}
+
+/**
+ * The CTE `copy` of a batch's statement: its messages' columns, one row per
+ * copy, `ord` numbering them from 1 in the order given. Columns travel as
+ * arrays; byte strings as base64 text (the driver sends no bytea arrays).
+ */
+function copyCte(db: Db, messages: NewMessage[]): Fragment {
+  const json = (f: (m: NewMessage) => unknown) => messages.map((m) => JSON.stringify(f(m)));
+  return db`copy AS (
+      SELECT * FROM unnest(
         ${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.address)}::text[],
         ${messages.map((m) => m.from)}::text[], ${messages.map((m) => m.subject)}::text[],
         ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.html)}::text[],
@@ -78,15 +87,26 @@ export async function storeMessages(
         ${json((m) => m.codes)}::text[], ${json((m) => m.links)}::text[],
         ${messages.map((m) => m.size)}::integer[], ${messages.map((m) => m.raw.toBase64())}::text[]
       ) WITH ORDINALITY
-        AS m(id, address, from_address, subject, text_body, html_body, headers, attachments, codes, links, size,
+        AS c(id, address, from_address, subject, text_body, html_body, headers, attachments, codes, links, size,
           raw, ord)
-      JOIN locked l ON l.address = m.address
-      ORDER BY m.ord
+    )`;
+}
+
+/**
+ * The CTE `message` of a batch's statement: inserts the rows of the CTE
+ * `stored` (the columns of `copy` and the `inbox_id` each copy is stored
+ * for), in `ord` order, so that each inbox's `seq` follows the batch's order.
+ */
+function messageCte(db: Db, receivedAt: Date): Fragment {
+  return db`message AS (
+      INSERT INTO messages (id, inbox_id, from_address, to_address, subject, text_body, html_body, headers,
+        attachments, codes, links, size, raw, received_at)
+      SELECT s.id, s.inbox_id, s.from_address, s.address, s.subject, s.text_body, s.html_body, s.headers::jsonb,
+        s.attachments::jsonb, s.codes::jsonb, s.links::jsonb, s.size, decode(s.raw, 'base64'), ${receivedAt}
+      FROM stored s
+      ORDER BY s.ord
       RETURNING id
-    )
-    ${attachmentsCte(tx, contents)}
-    -- Every locked inbox gets a message: its address is one of the batch's.
-    SELECT id, account_id, address, pg_notify(${channel}, id) FROM locked`;
+    )`;
 }
 
 /** An attachment's contents, for the message of a batch it belongs to. */
@@ -150,39 +170,23 @@ export async function storeWithEvents(
   channel: string,
   events: (source: string) => { ctes: Fragment; queued: Fragment },
 ): Promise<StoredCopies> {
-  const json = (f: (m: NewCopy) => unknown) => copies.map((m) => JSON.stringify(f(m)));
   const announce = events("stored");
   const rows = await db<(ReceivingInbox & { queued: boolean })[]>`
-    WITH copy AS (
+    WITH ${copyCte(db, copies)}, known AS (
       SELECT * FROM unnest(
-        ${copies.map((m) => m.id)}::text[], ${copies.map((m) => m.inboxId)}::text[],
-        ${copies.map((m) => m.from)}::text[], ${copies.map((m) => m.subject)}::text[],
-        ${copies.map((m) => m.text)}::text[], ${copies.map((m) => m.html)}::text[],
-        ${json((m) => m.headers)}::text[], ${json((m) => m.attachments)}::text[],
-        ${json((m) => m.codes)}::text[], ${json((m) => m.links)}::text[],
-        ${copies.map((m) => m.size)}::integer[], ${copies.map((m) => m.raw.toBase64())}::text[],
-        ${copies.map((m) => m.event.id)}::text[], ${copies.map((m) => m.event.type)}::text[],
-        ${copies.map((m) => m.event.payload)}::text[],
+        ${copies.map((m) => m.inboxId)}::text[], ${copies.map((m) => m.event.id)}::text[],
+        ${copies.map((m) => m.event.type)}::text[], ${copies.map((m) => m.event.payload)}::text[],
         ${copies.map((m) => m.event.createdAt.toISOString())}::timestamptz[]
-      ) WITH ORDINALITY
-        AS c(id, inbox_id, from_address, subject, text_body, html_body, headers, attachments, codes, links, size,
-          raw, event_id, type, payload, created_at, ord)
+      ) WITH ORDINALITY AS k(inbox_id, event_id, type, payload, created_at, ord)
     ), locked AS MATERIALIZED (
       SELECT i.id, i.account_id, i.address FROM inboxes i
       WHERE i.id = ANY(${copies.map((m) => m.inboxId)}::text[]) AND i.expires_at > ${receivedAt}
       ORDER BY i.id
       FOR NO KEY UPDATE
     ), stored AS MATERIALIZED (
-      SELECT c.*, l.account_id, l.address FROM copy c JOIN locked l ON l.id = c.inbox_id
-    ), message AS (
-      INSERT INTO messages (id, inbox_id, from_address, to_address, subject, text_body, html_body, headers,
-        attachments, codes, links, size, raw, received_at)
-      SELECT s.id, s.inbox_id, s.from_address, s.address, s.subject, s.text_body, s.html_body, s.headers::jsonb,
-        s.attachments::jsonb, s.codes::jsonb, s.links::jsonb, s.size, decode(s.raw, 'base64'), ${receivedAt}
-      FROM stored s
-      ORDER BY s.ord
-      RETURNING id
-    )
+      SELECT c.*, k.inbox_id, k.event_id, k.type, k.payload, k.created_at, l.account_id
+      FROM copy c JOIN known k ON k.ord = c.ord JOIN locked l ON l.id = k.inbox_id
+    ), ${messageCte(db, receivedAt)}
     ${attachmentsCte(db, contents)}
     ${announce.ctes}
     -- Every locked inbox gets a message: it is the inbox of one of the copies.
