@@ -702,6 +702,17 @@ export interface components {
             path: string;
             message: string;
         };
+        /**
+         * Format: date-time
+         * @description A timestamp a client sends: ISO 8601 with seconds and `Z` or an offset
+         *     (`2025-01-31T12:34:56.789Z`, `2025-01-31T13:34:56+01:00`), whose instant in UTC lies from
+         *     `0001-01-01T00:00:00Z` to `9999-12-31T23:59:59.999Z`, the range the database stores (there
+         *     is no year 0; the offset counts, so `0000-01-01T00:00:00+23:59` and
+         *     `9999-12-31T23:59:59.999-23:59` are outside). Anything else is 400 `VALIDATION_ERROR` with a
+         *     `details` entry naming the field.
+         * @example 2025-01-31T12:34:56.789Z
+         */
+        TimestampInput: string;
         Success: {
             /** @enum {boolean} */
             success: true;
@@ -1303,8 +1314,12 @@ export interface components {
         FilterSubject: string;
         /** @description Only messages whose text or HTML body contains this, ignoring case. */
         FilterContains: string;
-        /** @description Only messages received at or after this ISO 8601 timestamp (millisecond precision, inclusive). */
-        FilterSince: string;
+        /**
+         * @description Only messages received at or after this instant (millisecond precision, inclusive). A
+         *     `TimestampInput`: ISO 8601 with `Z` or an offset, from `0001-01-01T00:00:00Z` to
+         *     `9999-12-31T23:59:59.999Z` once in UTC; anything else is 400 `VALIDATION_ERROR`.
+         */
+        FilterSince: components["schemas"]["TimestampInput"];
         /** @description Page size, 1 to 100. Defaults to 20. */
         Limit: number;
         /** @description Opaque cursor from the `nextCursor` of the previous page. */
@@ -2059,7 +2074,11 @@ export interface operations {
                 subject?: components["parameters"]["FilterSubject"];
                 /** @description Only messages whose text or HTML body contains this, ignoring case. */
                 contains?: components["parameters"]["FilterContains"];
-                /** @description Only messages received at or after this ISO 8601 timestamp (millisecond precision, inclusive). */
+                /**
+                 * @description Only messages received at or after this instant (millisecond precision, inclusive). A
+                 *     `TimestampInput`: ISO 8601 with `Z` or an offset, from `0001-01-01T00:00:00Z` to
+                 *     `9999-12-31T23:59:59.999Z` once in UTC; anything else is 400 `VALIDATION_ERROR`.
+                 */
                 since?: components["parameters"]["FilterSince"];
             };
             header?: never;
@@ -2080,7 +2099,19 @@ export interface operations {
                     "application/json": components["schemas"]["MessageList"];
                 };
             };
-            400: components["responses"]["InvalidQuery"];
+            /**
+             * @description `VALIDATION_ERROR`: `limit` out of range, `cursor` invalid, a filter empty or longer than
+             *     500 characters, or `since` not an ISO timestamp from `0001-01-01T00:00:00Z` to
+             *     `9999-12-31T23:59:59.999Z` (UTC).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["InboxNotFound"];
         };
@@ -2098,7 +2129,11 @@ export interface operations {
                 subject?: components["parameters"]["FilterSubject"];
                 /** @description Only messages whose text or HTML body contains this, ignoring case. */
                 contains?: components["parameters"]["FilterContains"];
-                /** @description Only messages received at or after this ISO 8601 timestamp (millisecond precision, inclusive). */
+                /**
+                 * @description Only messages received at or after this instant (millisecond precision, inclusive). A
+                 *     `TimestampInput`: ISO 8601 with `Z` or an offset, from `0001-01-01T00:00:00Z` to
+                 *     `9999-12-31T23:59:59.999Z` once in UTC; anything else is 400 `VALIDATION_ERROR`.
+                 */
                 since?: components["parameters"]["FilterSince"];
             };
             header?: never;
@@ -2128,7 +2163,8 @@ export interface operations {
             };
             /**
              * @description `VALIDATION_ERROR`: `timeoutMs` not a whole number from 0 to 55000, `since` not an ISO
-             *     timestamp, or `after` not a message of this inbox.
+             *     timestamp from `0001-01-01T00:00:00Z` to `9999-12-31T23:59:59.999Z` (UTC), or `after`
+             *     not a message of this inbox.
              */
             400: {
                 headers: {

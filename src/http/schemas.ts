@@ -1,5 +1,6 @@
 /** Schemas every feature's routes share: the error body, `{ success: true }`, and error responses. */
 import { z } from "@hono/zod-openapi";
+import { isStorableTime, STORABLE_TIME_MAX, STORABLE_TIME_MIN } from "../shared/storable_time.ts";
 
 export const ErrorDetailSchema = z.object({ path: z.string(), message: z.string() }).openapi("ErrorDetail");
 
@@ -65,6 +66,24 @@ export function jsonResponse<T extends z.ZodType>(description: string, schema: T
 
 /** Security of `/api` operations: a bearer API key or the session cookie. */
 export const API_SECURITY: Array<Record<string, string[]>> = [{ apiKey: [] }, { sessionCookie: [] }];
+
+/**
+ * A timestamp input (a query parameter or a body field): ISO 8601 with `Z` or
+ * an offset, whose instant in UTC falls in the years 0001 to 9999. The bound
+ * is what PostgreSQL stores as postgres.js sends it (`Date#toISOString()`):
+ * there is no year 0 in PostgreSQL, and from year 10000 on the ISO form gets
+ * a sign and six digits (`+010000-...`) that PostgreSQL refuses. The offset
+ * counts: `0000-01-01T00:00:00+23:59` and `9999-12-31T23:59:59.999-23:59` pass
+ * the format, not the range. The value stays the string the client sent; read
+ * it with `new Date(value)`.
+ */
+export const TimestampInputSchema = z.iso
+  .datetime({ offset: true, error: "Must be an ISO 8601 timestamp with Z or an offset (e.g. 2025-01-31T12:34:56Z)" })
+  .refine(
+    (value) => isStorableTime(Date.parse(value)),
+    `Must be between ${STORABLE_TIME_MIN} and ${STORABLE_TIME_MAX} (UTC)`,
+  )
+  .openapi("TimestampInput");
 
 /** The query of every list endpoint: `limit` (1..100, default 20) and an opaque `cursor`. */
 export const PageQuerySchema = z.object({

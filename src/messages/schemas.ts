@@ -1,6 +1,6 @@
 /** Zod schemas of messages, named as in `openapi.yaml`, and their stored and API forms. */
 import { z } from "@hono/zod-openapi";
-import { PageQuerySchema, PathIdSchema } from "../http/schemas.ts";
+import { PageQuerySchema, PathIdSchema, TimestampInputSchema } from "../http/schemas.ts";
 
 const summaryFields = {
   id: z.string(),
@@ -57,7 +57,7 @@ const filterFields = {
   from: filterText.optional(),
   subject: filterText.optional(),
   contains: filterText.optional(),
-  since: z.iso.datetime({ offset: true }).optional(),
+  since: TimestampInputSchema.optional(),
 };
 
 export const MessageListQuerySchema = PageQuerySchema.extend(filterFields);

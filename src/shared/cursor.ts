@@ -1,4 +1,5 @@
 /** Opaque page cursors: the (createdAt, id) of the last row seen, base64url-encoded. */
+import { isStorableTime } from "./storable_time.ts";
 
 /** A position in a list: the (time, id) of the last row seen. */
 export interface Position {
@@ -18,9 +19,8 @@ export function decodeCursor(cursor: string): Position | undefined {
     const json = new TextDecoder().decode(Uint8Array.fromBase64(cursor, { alphabet: "base64url" }));
     const [at, id] = JSON.parse(json) as unknown[];
     const createdAt = new Date(String(at));
-    // PostgreSQL's timestamptz holds years 1 to 9999: anything else would fail in the query.
-    const year = createdAt.getUTCFullYear();
-    if (typeof id !== "string" || Number.isNaN(createdAt.getTime()) || year < 1 || year > 9999) {
+    // Any other time would fail in the query (see storable_time.ts).
+    if (typeof id !== "string" || !isStorableTime(createdAt.getTime())) {
       return undefined;
     }
     return { createdAt, id };

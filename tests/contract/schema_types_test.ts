@@ -19,7 +19,12 @@ import type {
   AdminAccountListSchema,
   AdminAccountUpdateRequestSchema,
 } from "../../src/admin/schemas.ts";
-import { type ErrorDetailSchema, ErrorSchema, type SuccessSchema } from "../../src/http/schemas.ts";
+import {
+  type ErrorDetailSchema,
+  ErrorSchema,
+  type SuccessSchema,
+  type TimestampInputSchema,
+} from "../../src/http/schemas.ts";
 import type * as W from "../../src/webhooks/schemas.ts";
 import type * as D from "../../src/deliveries/schemas.ts";
 import type * as M from "../../src/messages/schemas.ts";
@@ -39,6 +44,7 @@ const _nullIsNotOptional: Equals<{ a: string | null }, { a?: string }> = false;
 const _error: Equals<z.output<typeof ErrorSchema>, Schemas["Error"]> = true;
 const _errorDetail: Equals<z.output<typeof ErrorDetailSchema>, Schemas["ErrorDetail"]> = true;
 const _success: Equals<z.output<typeof SuccessSchema>, Schemas["Success"]> = true;
+const _timestampInput: Equals<z.input<typeof TimestampInputSchema>, Schemas["TimestampInput"]> = true;
 
 // Accounts.
 const _plan: Equals<z.output<typeof PlanSchema>, Schemas["Plan"]> = true;

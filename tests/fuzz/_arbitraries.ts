@@ -580,6 +580,41 @@ function cursorArb(fx: Fixture): fc.Arbitrary<string> {
   );
 }
 
+const pad = (n: number, width: number) => String(n).padStart(width, "0");
+
+/**
+ * `since` values in the ISO format the schema accepts, over every year it can
+ * spell (0000..9999, the ends weighted) and every offset, so that the storable
+ * range (UTC years 0001..9999, TimestampInputSchema) is crossed both ways; and
+ * its exact bounds.
+ */
+const sinceArb: fc.Arbitrary<string> = fc.oneof(
+  fc.record({
+    year: fc.oneof(fc.integer({ min: 0, max: 9999 }), fc.constantFrom(0, 1, 9999)),
+    month: fc.integer({ min: 1, max: 12 }),
+    day: fc.oneof(fc.integer({ min: 1, max: 28 }), fc.constantFrom(1, 28)),
+    time: fc.tuple(fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }), fc.integer({ min: 0, max: 59 })),
+    ms: fc.option(fc.integer({ min: 0, max: 999 }), { nil: undefined }),
+    offset: fc.oneof(
+      fc.constant("Z"),
+      fc.tuple(fc.constantFrom("+", "-"), fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }))
+        .map(([sign, h, m]) => `${sign}${pad(h, 2)}:${pad(m, 2)}`),
+    ),
+  }).map(({ year, month, day, time: [h, m, sec], ms, offset }) =>
+    `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}T${pad(h, 2)}:${pad(m, 2)}:${pad(sec, 2)}` +
+    `${ms === undefined ? "" : `.${pad(ms, 3)}`}${offset}`
+  ),
+  fc.constantFrom(
+    "0000-01-01T00:00:00Z",
+    "0001-01-01T00:00:00Z",
+    "0001-01-01T00:00:00+00:01",
+    "0000-01-01T00:00:00+23:59",
+    "9999-12-31T23:59:59.999Z",
+    "9999-12-31T23:59:59.999-23:59",
+    "9999-12-31T23:59:59.9999999Z",
+  ),
+);
+
 /** A query string (with `?`, or empty): maybe a limit, maybe a cursor, maybe odd or unknown parameters. */
 export function queryArb(fx: Fixture): fc.Arbitrary<string> {
   const limit = fc.oneof(
@@ -625,9 +660,10 @@ export function queryArb(fx: Fixture): fc.Arbitrary<string> {
   return fc.record({
     limit: fc.option(limit.map((v) => `limit=${v}`), { nil: undefined }),
     cursor: fc.option(cursorArb(fx).map((v) => `cursor=${v}`), { nil: undefined }),
+    since: fc.option(sinceArb.map((v) => `since=${encodeURIComponent(v)}`), { nil: undefined }),
     odd: fc.array(odd, { maxLength: 2 }),
-  }).map(({ limit, cursor, odd }) => {
-    const parts = [limit, cursor, ...odd].filter((p) => p !== undefined);
+  }).map(({ limit, cursor, since, odd }) => {
+    const parts = [limit, cursor, since, ...odd].filter((p) => p !== undefined);
     return parts.length > 0 ? `?${parts.join("&")}` : "";
   });
 }
