@@ -1386,8 +1386,9 @@ export interface components {
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
         /**
-         * @description `no-store`: the response carries a credential (a session cookie, a new API key) that no
-         *     browser or proxy cache may keep.
+         * @description `no-store`: the response carries mail content, events or a credential (a session cookie, a
+         *     new API key) that no browser or proxy cache may keep. Sent on every `/api` and `/admin`
+         *     response.
          */
         CacheControlNoStore: "no-store";
     };
@@ -1878,6 +1879,7 @@ export interface operations {
             /** @description A page of deliveries. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1907,6 +1909,7 @@ export interface operations {
             /** @description The new pending attempt. */
             202: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -2093,6 +2096,7 @@ export interface operations {
             /** @description A page of messages. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2148,6 +2152,7 @@ export interface operations {
             /** @description The earliest matching message after the cursor. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2157,6 +2162,7 @@ export interface operations {
             /** @description Nothing matched within `timeoutMs`. */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2195,6 +2201,7 @@ export interface operations {
             /** @description The message. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2250,6 +2257,7 @@ export interface operations {
             /** @description The message exactly as received. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2279,6 +2287,7 @@ export interface operations {
             /** @description The attachment's contents, with its content type. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2316,6 +2325,7 @@ export interface operations {
             /** @description A page of events, oldest first. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2357,6 +2367,7 @@ export interface operations {
             /** @description The event stream. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {

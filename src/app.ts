@@ -11,7 +11,7 @@ import { handleError } from "./errors.ts";
 import { requestId } from "./http/request_id.ts";
 import { accessLog } from "./http/access_log.ts";
 import { notFound } from "./http/not_found.ts";
-import { noSniff } from "./http/security_headers.ts";
+import { noSniff, noStore } from "./http/security_headers.ts";
 import { authenticate } from "./auth/middleware.ts";
 import { authRoutes } from "./auth/routes.ts";
 import { apiKeyRoutes } from "./api_keys/routes.ts";
@@ -30,6 +30,9 @@ const PUBLIC_API = new Set(["/api/auth/register", "/api/auth/login", "/api/auth/
 export function createApp(services: Services): OpenAPIHono<AppEnv> {
   const app = createRouter();
   app.use("*", requestId(), accessLog(services.metrics), noSniff());
+  // Before authentication, so that its 401s carry it too.
+  app.use("/api/*", noStore());
+  app.use("/admin/*", noStore());
 
   const auth = authenticate(services);
   app.use("/api/*", async (c, next) => {

@@ -13,7 +13,7 @@ import { ApiKeyCreatedSchema, ApiKeyCreateRequestSchema, ApiKeySchema, toApiKeyJ
 import { API_KEY_PLANS, createApiKey, revokeApiKey } from "./service.ts";
 import { listApiKeys } from "./repo.ts";
 import type { AuthCache } from "./auth_cache.ts";
-import { noStore, NoStoreHeaderSchema } from "../http/security_headers.ts";
+import { NoStoreHeaderSchema } from "../http/security_headers.ts";
 
 const PLAN_MESSAGE = "API keys not available on your plan";
 
@@ -39,8 +39,6 @@ const errors = (...statuses: (400 | 401 | 403 | 404 | 413 | 415)[]) => ({
 const createKey = createRoute({
   method: "post",
   path: "/api/api-keys",
-  // The one response that shows a key: no cache may keep it.
-  middleware: noStore(),
   request: { body: jsonBody(ApiKeyCreateRequestSchema) },
   responses: {
     201: {

@@ -15,15 +15,14 @@ import { clearSessionCookie, readSessionCookie, setSessionCookie } from "./cooki
 import { checkCredentials, endSession, startSession } from "./service.ts";
 import { loginThrottle, registrationLimit, type ThrottleConfig } from "./throttle.ts";
 import { clientAddressReader } from "../http/client_address.ts";
-import { noStore, NoStoreHeaderSchema } from "../http/security_headers.ts";
+import { NoStoreHeaderSchema } from "../http/security_headers.ts";
 
-/** A response that starts a session: the cookie, which no cache may keep. */
+/** A response that starts a session: the cookie, which no cache may keep (`no-store` is set on all of /api). */
 const SessionHeaders = z.object({ "Set-Cookie": z.string(), "Cache-Control": NoStoreHeaderSchema });
 
 const register = createRoute({
   method: "post",
   path: "/api/auth/register",
-  middleware: noStore(),
   request: { body: jsonBody(CredentialsSchema) },
   responses: {
     201: {
@@ -38,7 +37,6 @@ const register = createRoute({
 const login = createRoute({
   method: "post",
   path: "/api/auth/login",
-  middleware: noStore(),
   request: { body: jsonBody(CredentialsSchema) },
   responses: {
     200: { ...jsonResponse("The account; the session cookie is set", AccountSchema), headers: SessionHeaders },

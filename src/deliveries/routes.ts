@@ -4,6 +4,7 @@ import type { Sql } from "../db/client.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { AppEnv } from "../http/env.ts";
 import { createRouter } from "../http/router.ts";
+import { NoStoreHeaders, NoStoreHeaderSchema } from "../http/security_headers.ts";
 import {
   API_SECURITY,
   errorResponses,
@@ -39,7 +40,10 @@ const listRoute = createRoute({
   method: "get",
   path: "/api/user-webhooks/{id}/deliveries",
   request: { params: IdParamSchema, query: PageQuerySchema },
-  responses: { 200: jsonResponse("A page of deliveries", DeliveryListSchema), ...errorResponses(400, 401, 403, 404) },
+  responses: {
+    200: { ...jsonResponse("A page of deliveries", DeliveryListSchema), headers: NoStoreHeaders },
+    ...errorResponses(400, 401, 403, 404),
+  },
   security: API_SECURITY,
 });
 
@@ -48,7 +52,10 @@ const redeliverRoute = createRoute({
   path: "/api/user-webhooks/{id}/deliveries/{deliveryId}/redeliver",
   request: { params: z.object({ id: PathIdSchema, deliveryId: PathIdSchema }) },
   responses: {
-    202: { ...jsonResponse("The new pending attempt", DeliverySchema), headers: RateLimitHeaders },
+    202: {
+      ...jsonResponse("The new pending attempt", DeliverySchema),
+      headers: RateLimitHeaders.extend({ "Cache-Control": NoStoreHeaderSchema }),
+    },
     ...errorResponses(400, 401, 403, 404),
     ...rateLimitedResponse(),
   },

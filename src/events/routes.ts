@@ -5,6 +5,7 @@ import type { AppEnv } from "../http/env.ts";
 import type { DatabaseOutage } from "../db/outage.ts";
 import { createRouter } from "../http/router.ts";
 import { sseResponse } from "../http/sse_response.ts";
+import { NoStoreHeaders } from "../http/security_headers.ts";
 import { API_SECURITY, errorResponses } from "../http/schemas.ts";
 import { EventListQuerySchema, EventListSchema, EventStreamHeadersSchema, EventStreamQuerySchema } from "./schemas.ts";
 import { cursorOf, type EventDeps, followEvents, listEvents } from "./service.ts";
@@ -20,6 +21,7 @@ const listRoute = createRoute({
   responses: {
     200: {
       description: "A page of events, oldest first",
+      headers: NoStoreHeaders,
       content: { "application/json": { schema: EventListSchema } },
     },
     ...errorResponses(400, 401),
@@ -34,6 +36,7 @@ const streamRoute = createRoute({
   responses: {
     200: {
       description: "Server-Sent Events: one frame per event (id, event, data), keep-alive comments",
+      headers: NoStoreHeaders,
       content: { "text/event-stream": { schema: z.string() } },
     },
     ...errorResponses(400, 401),

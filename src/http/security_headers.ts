@@ -1,7 +1,6 @@
 /**
  * Response headers of the security posture (design): `nosniff` everywhere,
- * `no-store` where a response carries a credential, and a locked-down
- * policy for the reference page.
+ * `no-store` on the API, and a locked-down policy for the reference page.
  */
 import { createMiddleware } from "hono/factory";
 import { z } from "@hono/zod-openapi";
@@ -20,15 +19,22 @@ export function noSniff() {
   });
 }
 
-/** The `Cache-Control` value of responses that carry a credential. */
+/** The `Cache-Control` value of every `/api` and `/admin` response. */
 export const NO_STORE = "no-store";
 
 /** The documented `Cache-Control: no-store` response header. */
 export const NoStoreHeaderSchema = z.literal(NO_STORE);
 
+/** The headers of a response that lists `Cache-Control: no-store` (mail content, events). */
+export const NoStoreHeaders = z.object({ "Cache-Control": NoStoreHeaderSchema });
+
 /**
- * `Cache-Control: no-store` on the response, also when it is an error: a
- * session cookie or a new API key must never be kept by a browser or proxy cache.
+ * `Cache-Control: no-store` on the response, also when it is an error or a
+ * 404. Mounted once on `/api/*` and `/admin/*` (src/app.ts): mail content
+ * (codes, magic links, attachments), events, keys, session cookies and
+ * webhook delivery logs must never be kept by a browser or proxy cache, and
+ * one rule for the whole API leaves no new route to forget. Set after the
+ * rest of the chain, in place, as `noSniff` is.
  */
 export function noStore() {
   return createMiddleware(async (c, next) => {

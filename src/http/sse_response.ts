@@ -22,7 +22,8 @@ const HIGH_WATER_FRAMES = 64;
 
 const HEADERS = {
   "content-type": "text/event-stream",
-  "cache-control": "no-cache",
+  // Events carry mail content: no cache may keep them (the app sets the same on all of /api).
+  "cache-control": "no-store",
   // Proxies (nginx) would otherwise buffer the stream.
   "x-accel-buffering": "no",
 };

@@ -2,6 +2,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/env.ts";
 import { createRouter } from "../http/router.ts";
+import { NoStoreHeaders } from "../http/security_headers.ts";
 import { API_SECURITY, errorResponses, jsonResponse, SuccessSchema } from "../http/schemas.ts";
 import {
   AttachmentParamsSchema,
@@ -28,7 +29,10 @@ const listMessagesRoute = createRoute({
   method: "get",
   path: "/api/inboxes/{id}/messages",
   request: { params: IdParamSchema, query: MessageListQuerySchema },
-  responses: { 200: jsonResponse("A page of messages", MessageListSchema), ...errorResponses(400, 401, 404) },
+  responses: {
+    200: { ...jsonResponse("A page of messages", MessageListSchema), headers: NoStoreHeaders },
+    ...errorResponses(400, 401, 404),
+  },
   security: API_SECURITY,
 });
 
@@ -37,8 +41,8 @@ const waitRoute = createRoute({
   path: "/api/inboxes/{id}/messages/wait",
   request: { params: IdParamSchema, query: MessageWaitQuerySchema },
   responses: {
-    200: jsonResponse("The earliest matching message after the cursor", MessageSchema),
-    204: { description: "Nothing matched within timeoutMs" },
+    200: { ...jsonResponse("The earliest matching message after the cursor", MessageSchema), headers: NoStoreHeaders },
+    204: { description: "Nothing matched within timeoutMs", headers: NoStoreHeaders },
     ...errorResponses(400, 401, 404),
   },
   security: API_SECURITY,
@@ -48,7 +52,10 @@ const getMessageRoute = createRoute({
   method: "get",
   path: "/api/inboxes/{id}/messages/{messageId}",
   request: { params: MessageParamsSchema },
-  responses: { 200: jsonResponse("The message", MessageSchema), ...errorResponses(401, 404) },
+  responses: {
+    200: { ...jsonResponse("The message", MessageSchema), headers: NoStoreHeaders },
+    ...errorResponses(401, 404),
+  },
   security: API_SECURITY,
 });
 
@@ -67,6 +74,7 @@ const rawRoute = createRoute({
   responses: {
     200: {
       description: "The message exactly as received",
+      headers: NoStoreHeaders,
       content: { "message/rfc822": { schema: z.string().openapi({ format: "binary" }) } },
     },
     ...errorResponses(401, 404),
@@ -81,6 +89,7 @@ const attachmentRoute = createRoute({
   responses: {
     200: {
       description: "The attachment's contents, with its content type",
+      headers: NoStoreHeaders,
       content: { "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) } },
     },
     ...errorResponses(401, 404),
