@@ -40,7 +40,7 @@ export interface Caps {
 
 /**
  * How far into the head of the due order a claim scans before it looks
- * webhook by webhook (migration 0012): rows there held back by a cap are
+ * webhook by webhook (`sql/claim.sql`): rows there held back by a cap are
  * skipped at about 1 us each, so the window costs well under a millisecond.
  */
 export const DUE_WINDOW = 512;
@@ -58,7 +58,7 @@ type ClaimRow = Omit<ClaimedDelivery, "id"> & { id: string | null; heldBack: num
 
 /**
  * One claim, one round trip: the stored function `deliveries_claim`
- * (migration 0012) locks up to `limit` due attempts that can be sent now,
+ * (`sql/claim.sql`) locks up to `limit` due attempts that can be sent now,
  * cancels those of disabled webhooks, marks the rest in flight under this
  * worker's lease within every cap, counted over all instances, and returns
  * them with a last row that counts what it held back.
@@ -84,8 +84,8 @@ export async function claim(
 
 /**
  * Marks exactly the pending attempts `ids` (oldest first) in flight within the
- * caps, as a claim's second half does (`deliveries_mark_in_flight`, migration
- * 0012); for tests that claim chosen attempts.
+ * caps, as a claim's second half does (`deliveries_mark_in_flight`,
+ * `sql/claim.sql`); for tests that claim chosen attempts.
  */
 export async function markInFlightWithinCaps(
   db: Db,
@@ -198,7 +198,7 @@ export interface FailureToRecord {
 /**
  * Records failures of one worker in one call (the group commit of
  * `failure_writer.ts`): the stored function `deliveries_record_failures`
- * (migration 0013) closes each attempt, counts the failure on its webhook as
+ * (`sql/record_failures.sql`) closes each attempt, counts the failure on its webhook as
  * if the batch were recorded in order, disables the webhook at the
  * `disableAfter`-th consecutive one (cancelling its pending attempts), or else
  * queues the retry when there is one. Returns what it did with each, by id.

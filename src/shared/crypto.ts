@@ -1,8 +1,8 @@
 /** Small crypto helpers shared by features that store only digests. */
 import { createHash, timingSafeEqual } from "node:crypto";
 
-/** Lowercase hex SHA-256 of a UTF-8 string. */
-export function sha256Hex(text: string): string {
+/** Lowercase hex SHA-256 of a UTF-8 string, or of bytes as they are. */
+export function sha256Hex(text: string | Uint8Array): string {
   // node:crypto's synchronous hash: this runs on every authenticated request,
   // and Web Crypto's promise costs ~50x more for a 42-byte input.
   return createHash("sha256").update(text).digest("hex");

@@ -1,10 +1,12 @@
 /**
  * Static checks of the container files (no Docker engine needed): the
  * Dockerfile's base image, user, ports, health check, command and layer order,
- * and that compose.yaml runs the same image settings on PostgreSQL.
+ * that compose.yaml runs the same image settings on PostgreSQL, and that the
+ * SQL files a start applies reach the image.
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
+import { loadLiveSql, loadMigrations } from "../../src/db/migrate.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const read = (name: string) => Deno.readTextFile(new URL(name, ROOT));
@@ -140,6 +142,28 @@ Deno.test(".dockerignore keeps local state and build outputs out of the context"
   }
   for (const needed of ["deno.json", "deno.lock", "src", "generated", "openapi.yaml"]) {
     assert.ok(!dockerignore.some((l) => l.replace(/\/$/, "") === needed), `${needed} must reach the image`);
+  }
+});
+
+/** Whether a `.dockerignore` pattern (Go's filepath.Match with `**`) leaves `path` or one of its folders out. */
+function ignores(pattern: string, path: string): boolean {
+  const source = pattern.replace(/^\/|\/$/g, "").split("**").map((part) =>
+    part.replace(/[.+^${}()|[\]\\]/g, "\\$&").replaceAll("*", "[^/]*").replaceAll("?", "[^/]")
+  ).join(".*");
+  const re = new RegExp(`^${source}$`);
+  const parts = path.split("/");
+  return parts.some((_, i) => re.test(parts.slice(0, i + 1).join("/")));
+}
+
+Deno.test(".dockerignore lets every SQL file a start applies reach the image (migrations and live SQL)", async () => {
+  const files = [...(await loadMigrations()).map((m) => m.file!), ...(await loadLiveSql()).map((l) => l.file)];
+  assert.ok(files.some((f) => f.startsWith("src/deliveries/sql/")), files.join());
+  assert.ok(ignores("tests/bench/.cache/", "tests/bench/.cache/x.bin") && ignores("*.cpuprofile", "a.cpuprofile"));
+  for (const file of files) {
+    assert.ok(!file.startsWith("/"), `${file} is inside the project`);
+    for (const pattern of dockerignore) {
+      assert.ok(!ignores(pattern, file), `.dockerignore ${pattern} leaves out ${file}`);
+    }
   }
 });
 

@@ -5,6 +5,7 @@ import { migrate } from "../../src/db/migrate.ts";
 import { createAccount } from "../../src/accounts/service.ts";
 import { findAccountByEmail } from "../../src/accounts/repo.ts";
 import { systemClock } from "../../src/shared/clock.ts";
+import { functionBodiesIn, liveFunctionBodies, staleFunctionsSql } from "../_helpers/live_sql.ts";
 
 Deno.test("embedded PGlite: migrations run, data survives a reopen, a second process is refused", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "inbox-pglite-" });
@@ -24,6 +25,11 @@ Deno.test("embedded PGlite: migrations run, data survives a reopen, a second pro
     const second = await openDatabase({ databaseUrl: undefined, dataDir });
     try {
       assert.deepEqual(await migrate(second.sql), [], "already migrated");
+      // The live SQL is applied at every start here too: older functions are replaced.
+      await second.sql.unsafe(await staleFunctionsSql());
+      await migrate(second.sql);
+      const bodies = await functionBodiesIn(second.sql, "public");
+      for (const [name, body] of await liveFunctionBodies()) assert.equal(bodies.get(name), body, name);
       const found = await findAccountByEmail(second.sql, "KEPT@example.com");
       assert.equal(found?.plan, "pro");
       // Transactions behave as on PostgreSQL.

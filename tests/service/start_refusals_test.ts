@@ -5,6 +5,7 @@
  * while the database does not answer) may come before it.
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { createTestDb, TEST_DATABASE_URL } from "../_helpers/db.ts";
 import { TEST_ENCRYPTION_KEY } from "../_helpers/app.ts";
@@ -219,5 +220,43 @@ Deno.test("DATA_DIR/encryption.key that holds no key (garbage, empty) is refused
     }
   } finally {
     await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("a migration file that differs from the one the database applied is refused with one line naming the file", async () => {
+  const db = await createTestDb();
+  try {
+    // What the database recorded when it applied 0012 is not this file: as if the file were edited since.
+    const applied = "0123456789ab".repeat(5) + "cdef";
+    await db.sql`UPDATE schema_migrations SET checksum = ${applied} WHERE version = 12`;
+    const file = await Deno.readFile(new URL("../../src/db/migrations/0012_claim_function.sql", import.meta.url));
+    const checksum = createHash("sha256").update(file).digest("hex");
+    const out = await runServiceToExit(serviceEnv(db));
+    assert.equal(
+      refusal(out),
+      `Migration src/db/migrations/0012_claim_function.sql differs from the one this database applied (checksum 0123456789ab applied, ${
+        checksum.slice(0, 12)
+      } in the file); applied migrations are history: restore the file and add a new migration`,
+    );
+    const [row] = await db.sql<{ checksum: string }[]>`SELECT checksum FROM schema_migrations WHERE version = 12`;
+    assert.equal(row!.checksum, applied, "the record is left as it was");
+  } finally {
+    await db.close();
+  }
+});
+
+Deno.test("a database that a newer release migrated is refused with one line naming its migration", async () => {
+  const db = await createTestDb();
+  try {
+    await db.sql`INSERT INTO schema_migrations (version, name, checksum) VALUES (9000, 'from_a_newer_release', 'x')`;
+    const last = [...Deno.readDirSync(new URL("../../src/db/migrations/", import.meta.url))].map((e) => e.name).sort()
+      .at(-1);
+    const out = await runServiceToExit(serviceEnv(db));
+    assert.equal(
+      refusal(out),
+      `This database has applied migration 9000_from_a_newer_release.sql, which this release does not have (its last is ${last}): a newer release migrated it; start that release or a newer one`,
+    );
+  } finally {
+    await db.close();
   }
 });

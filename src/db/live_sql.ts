@@ -1,0 +1,12 @@
+/**
+ * Every owner's live SQL (stored functions written with CREATE OR REPLACE),
+ * listed here so the migration runner, and so every start, every test
+ * database and the embedded database, applies the same files. An owner keeps
+ * its files in `src/<owner>/sql/` and exports their URLs; add that list here.
+ */
+import { DELIVERIES_LIVE_SQL } from "../deliveries/live_sql.ts";
+
+/** The live SQL files, in the order the runner applies them after the numbered migrations. */
+export const LIVE_SQL: readonly URL[] = [
+  ...DELIVERIES_LIVE_SQL,
+];

@@ -1,0 +1,12 @@
+/**
+ * The stored functions of deliveries, kept as live SQL beside their owner
+ * (`sql/`): the migration runner re-applies these files at every start, so
+ * the functions a database runs are always this release's.
+ */
+
+/** The live SQL files of deliveries, in the order they are applied. */
+export const DELIVERIES_LIVE_SQL: readonly URL[] = [
+  // deliveries_claim calls deliveries_mark_in_flight; both are in this file.
+  new URL("./sql/claim.sql", import.meta.url),
+  new URL("./sql/record_failures.sql", import.meta.url),
+];

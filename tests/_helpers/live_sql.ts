@@ -1,0 +1,40 @@
+/**
+ * The live SQL's functions as the files define them and as a database holds
+ * them, for tests that check a database runs this release's functions.
+ */
+import type { Db } from "../../src/db/client.ts";
+import { LIVE_SQL } from "../../src/db/live_sql.ts";
+
+/** A function definition of a live SQL file: `CREATE OR REPLACE FUNCTION name(...) ... AS $$body$$;`. */
+const DEFINITION = /CREATE OR REPLACE FUNCTION (\w+)\(([\s\S]*?)\bAS \$\$([\s\S]*?)\$\$;/g;
+
+/** Every live function's body (what `pg_proc.prosrc` holds once it is created), by name. */
+export async function liveFunctionBodies(): Promise<Map<string, string>> {
+  const bodies = new Map<string, string>();
+  for (const url of LIVE_SQL) {
+    for (const m of (await Deno.readTextFile(url)).matchAll(DEFINITION)) bodies.set(m[1]!, m[3]!);
+  }
+  return bodies;
+}
+
+/**
+ * SQL that replaces every live function with a body that does nothing, as an
+ * older release's functions would be: same signatures, other bodies.
+ */
+export async function staleFunctionsSql(): Promise<string> {
+  const parts: string[] = [];
+  for (const url of LIVE_SQL) {
+    for (const m of (await Deno.readTextFile(url)).matchAll(DEFINITION)) {
+      parts.push(`CREATE OR REPLACE FUNCTION ${m[1]}(${m[2]}AS $$\nBEGIN\n  -- An older release.\n  RETURN;\nEND\n$$;`);
+    }
+  }
+  return parts.join("\n");
+}
+
+/** The bodies of the functions the database holds in `schema`, by name. */
+export async function functionBodiesIn(db: Db, schema: string): Promise<Map<string, string>> {
+  const rows = await db<{ proname: string; prosrc: string }[]>`
+    SELECT p.proname, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE n.nspname = ${schema}`;
+  return new Map(rows.map((r) => [r.proname, r.prosrc]));
+}
