@@ -772,7 +772,11 @@ export interface components {
             /** @description HTTPS URL, publicly reachable. */
             url: string;
             events: components["schemas"]["EventType"][];
-            /** @description Write-only signing secret; never returned. */
+            /**
+             * @description Write-only signing secret; never returned. `X-Webhook-Signature` is keyed with it as
+             *     it is; the Standard Webhooks signature decodes a `whsec_<base64>` secret (see the
+             *     delivery headers).
+             */
             secret?: string;
         };
         WebhookUpdateRequest: {
@@ -1342,9 +1346,12 @@ export interface components {
         XDeliveryId: string;
         /**
          * @description Present only when the webhook has a secret: `sha256=<hex>`, where `<hex>` is the lowercase
-         *     hex HMAC-SHA256 of the raw request body, keyed with the secret's UTF-8 bytes. Receivers
-         *     recompute it over the raw body (before any JSON parsing), compare in constant time, and
-         *     reject requests whose signature is missing or invalid.
+         *     hex HMAC-SHA256 of the raw request body, keyed with the UTF-8 bytes of the secret exactly
+         *     as registered, whatever its form: a `whsec_...` secret is used as the string it is, prefix
+         *     included, never decoded (GitHub-style verifiers such as `crypto.createHmac("sha256",
+         *     secret)` take it as it is). Receivers recompute it over the raw body (before any JSON
+         *     parsing), compare in constant time, and reject requests whose signature is missing or
+         *     invalid.
          */
         XWebhookSignature: string;
         /**
@@ -1359,9 +1366,13 @@ export interface components {
         StandardWebhookTimestamp: number;
         /**
          * @description Present only when the webhook has a secret. Standard Webhooks signature
-         *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">` keyed with the
-         *     secret's UTF-8 bytes. Standard Webhooks libraries take the key as `whsec_` followed by the
-         *     base64 of the secret's UTF-8 bytes.
+         *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed as
+         *     Standard Webhooks libraries read the secret: for a `whsec_<base64>` secret (well-formed
+         *     standard base64: `A-Za-z0-9+/`, `=` padding only at the end, a multiple of 4 characters)
+         *     the bytes its base64 part decodes to; for any other secret, a `whsec_` one that is not
+         *     such base64 included, the secret's UTF-8 bytes. So a Standard Webhooks library takes a
+         *     `whsec_<base64>` secret as it is, and any other as `whsec_` followed by the base64 of its
+         *     UTF-8 bytes.
          */
         StandardWebhookSignature: string;
     };
@@ -2591,9 +2602,12 @@ export interface operations {
                 "X-Delivery-ID": components["parameters"]["XDeliveryId"];
                 /**
                  * @description Present only when the webhook has a secret: `sha256=<hex>`, where `<hex>` is the lowercase
-                 *     hex HMAC-SHA256 of the raw request body, keyed with the secret's UTF-8 bytes. Receivers
-                 *     recompute it over the raw body (before any JSON parsing), compare in constant time, and
-                 *     reject requests whose signature is missing or invalid.
+                 *     hex HMAC-SHA256 of the raw request body, keyed with the UTF-8 bytes of the secret exactly
+                 *     as registered, whatever its form: a `whsec_...` secret is used as the string it is, prefix
+                 *     included, never decoded (GitHub-style verifiers such as `crypto.createHmac("sha256",
+                 *     secret)` take it as it is). Receivers recompute it over the raw body (before any JSON
+                 *     parsing), compare in constant time, and reject requests whose signature is missing or
+                 *     invalid.
                  */
                 "X-Webhook-Signature"?: components["parameters"]["XWebhookSignature"];
                 /**
@@ -2608,9 +2622,13 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /**
                  * @description Present only when the webhook has a secret. Standard Webhooks signature
-                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">` keyed with the
-                 *     secret's UTF-8 bytes. Standard Webhooks libraries take the key as `whsec_` followed by the
-                 *     base64 of the secret's UTF-8 bytes.
+                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed as
+                 *     Standard Webhooks libraries read the secret: for a `whsec_<base64>` secret (well-formed
+                 *     standard base64: `A-Za-z0-9+/`, `=` padding only at the end, a multiple of 4 characters)
+                 *     the bytes its base64 part decodes to; for any other secret, a `whsec_` one that is not
+                 *     such base64 included, the secret's UTF-8 bytes. So a Standard Webhooks library takes a
+                 *     `whsec_<base64>` secret as it is, and any other as `whsec_` followed by the base64 of its
+                 *     UTF-8 bytes.
                  */
                 "webhook-signature"?: components["parameters"]["StandardWebhookSignature"];
             };
@@ -2651,9 +2669,12 @@ export interface operations {
                 "X-Delivery-ID": components["parameters"]["XDeliveryId"];
                 /**
                  * @description Present only when the webhook has a secret: `sha256=<hex>`, where `<hex>` is the lowercase
-                 *     hex HMAC-SHA256 of the raw request body, keyed with the secret's UTF-8 bytes. Receivers
-                 *     recompute it over the raw body (before any JSON parsing), compare in constant time, and
-                 *     reject requests whose signature is missing or invalid.
+                 *     hex HMAC-SHA256 of the raw request body, keyed with the UTF-8 bytes of the secret exactly
+                 *     as registered, whatever its form: a `whsec_...` secret is used as the string it is, prefix
+                 *     included, never decoded (GitHub-style verifiers such as `crypto.createHmac("sha256",
+                 *     secret)` take it as it is). Receivers recompute it over the raw body (before any JSON
+                 *     parsing), compare in constant time, and reject requests whose signature is missing or
+                 *     invalid.
                  */
                 "X-Webhook-Signature"?: components["parameters"]["XWebhookSignature"];
                 /**
@@ -2668,9 +2689,13 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /**
                  * @description Present only when the webhook has a secret. Standard Webhooks signature
-                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">` keyed with the
-                 *     secret's UTF-8 bytes. Standard Webhooks libraries take the key as `whsec_` followed by the
-                 *     base64 of the secret's UTF-8 bytes.
+                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed as
+                 *     Standard Webhooks libraries read the secret: for a `whsec_<base64>` secret (well-formed
+                 *     standard base64: `A-Za-z0-9+/`, `=` padding only at the end, a multiple of 4 characters)
+                 *     the bytes its base64 part decodes to; for any other secret, a `whsec_` one that is not
+                 *     such base64 included, the secret's UTF-8 bytes. So a Standard Webhooks library takes a
+                 *     `whsec_<base64>` secret as it is, and any other as `whsec_` followed by the base64 of its
+                 *     UTF-8 bytes.
                  */
                 "webhook-signature"?: components["parameters"]["StandardWebhookSignature"];
             };
@@ -2711,9 +2736,12 @@ export interface operations {
                 "X-Delivery-ID": components["parameters"]["XDeliveryId"];
                 /**
                  * @description Present only when the webhook has a secret: `sha256=<hex>`, where `<hex>` is the lowercase
-                 *     hex HMAC-SHA256 of the raw request body, keyed with the secret's UTF-8 bytes. Receivers
-                 *     recompute it over the raw body (before any JSON parsing), compare in constant time, and
-                 *     reject requests whose signature is missing or invalid.
+                 *     hex HMAC-SHA256 of the raw request body, keyed with the UTF-8 bytes of the secret exactly
+                 *     as registered, whatever its form: a `whsec_...` secret is used as the string it is, prefix
+                 *     included, never decoded (GitHub-style verifiers such as `crypto.createHmac("sha256",
+                 *     secret)` take it as it is). Receivers recompute it over the raw body (before any JSON
+                 *     parsing), compare in constant time, and reject requests whose signature is missing or
+                 *     invalid.
                  */
                 "X-Webhook-Signature"?: components["parameters"]["XWebhookSignature"];
                 /**
@@ -2728,9 +2756,13 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /**
                  * @description Present only when the webhook has a secret. Standard Webhooks signature
-                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">` keyed with the
-                 *     secret's UTF-8 bytes. Standard Webhooks libraries take the key as `whsec_` followed by the
-                 *     base64 of the secret's UTF-8 bytes.
+                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed as
+                 *     Standard Webhooks libraries read the secret: for a `whsec_<base64>` secret (well-formed
+                 *     standard base64: `A-Za-z0-9+/`, `=` padding only at the end, a multiple of 4 characters)
+                 *     the bytes its base64 part decodes to; for any other secret, a `whsec_` one that is not
+                 *     such base64 included, the secret's UTF-8 bytes. So a Standard Webhooks library takes a
+                 *     `whsec_<base64>` secret as it is, and any other as `whsec_` followed by the base64 of its
+                 *     UTF-8 bytes.
                  */
                 "webhook-signature"?: components["parameters"]["StandardWebhookSignature"];
             };
@@ -2771,9 +2803,12 @@ export interface operations {
                 "X-Delivery-ID": components["parameters"]["XDeliveryId"];
                 /**
                  * @description Present only when the webhook has a secret: `sha256=<hex>`, where `<hex>` is the lowercase
-                 *     hex HMAC-SHA256 of the raw request body, keyed with the secret's UTF-8 bytes. Receivers
-                 *     recompute it over the raw body (before any JSON parsing), compare in constant time, and
-                 *     reject requests whose signature is missing or invalid.
+                 *     hex HMAC-SHA256 of the raw request body, keyed with the UTF-8 bytes of the secret exactly
+                 *     as registered, whatever its form: a `whsec_...` secret is used as the string it is, prefix
+                 *     included, never decoded (GitHub-style verifiers such as `crypto.createHmac("sha256",
+                 *     secret)` take it as it is). Receivers recompute it over the raw body (before any JSON
+                 *     parsing), compare in constant time, and reject requests whose signature is missing or
+                 *     invalid.
                  */
                 "X-Webhook-Signature"?: components["parameters"]["XWebhookSignature"];
                 /**
@@ -2788,9 +2823,13 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /**
                  * @description Present only when the webhook has a secret. Standard Webhooks signature
-                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">` keyed with the
-                 *     secret's UTF-8 bytes. Standard Webhooks libraries take the key as `whsec_` followed by the
-                 *     base64 of the secret's UTF-8 bytes.
+                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed as
+                 *     Standard Webhooks libraries read the secret: for a `whsec_<base64>` secret (well-formed
+                 *     standard base64: `A-Za-z0-9+/`, `=` padding only at the end, a multiple of 4 characters)
+                 *     the bytes its base64 part decodes to; for any other secret, a `whsec_` one that is not
+                 *     such base64 included, the secret's UTF-8 bytes. So a Standard Webhooks library takes a
+                 *     `whsec_<base64>` secret as it is, and any other as `whsec_` followed by the base64 of its
+                 *     UTF-8 bytes.
                  */
                 "webhook-signature"?: components["parameters"]["StandardWebhookSignature"];
             };

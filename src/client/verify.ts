@@ -1,6 +1,9 @@
 /**
  * Receiver-side checks of Inbox Service deliveries: the `X-Webhook-Signature`
- * HMAC and, in `parseWebhookEvent`, replay protection and the typed event.
+ * HMAC and, in `parseWebhookEvent`, the Standard Webhooks signature, replay
+ * protection and the typed event. Each scheme keys the HMAC as its
+ * independent verifiers do (GitHub-style code and Standard Webhooks
+ * libraries), so a receiver may mix ours with theirs.
  * Pure (Web Crypto only, no I/O), so it runs in Deno, Node, Bun, browsers and
  * edge runtimes. `crypto.subtle.verify` compares in constant time.
  */
@@ -48,24 +51,33 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<WebhookEventType>([
 ]);
 const encoder = new TextEncoder();
 
-const WHSEC = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
+/** `whsec_`, then the standard base64 alphabet with `=` padding only at the end (whole groups of four: checked beside). */
+const WHSEC_BASE64 = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
 
 /**
- * The HMAC key of a secret: the bytes of the base64 part of a `whsec_<base64>`
- * secret (the Standard Webhooks convention, which `deno task listen` prints),
- * otherwise the secret's UTF-8 bytes. The service signs with the same rule.
+ * The Standard Webhooks HMAC key of a secret, read as their libraries read
+ * it: the decoded bytes of a `whsec_<base64>` secret, otherwise the secret's
+ * UTF-8 bytes (a `whsec_` prefix on something that is not well-formed base64
+ * included). The service signs the `webhook-signature` with the same rule;
+ * `X-Webhook-Signature` is always keyed with the secret's UTF-8 bytes.
  */
-export function secretKeyBytes(secret: string): Uint8Array<ArrayBuffer> {
-  const whsec = WHSEC.exec(secret);
-  const decoded = whsec ? base64Bytes(whsec[1]!) : null;
-  return decoded && decoded.length > 0 ? decoded : encoder.encode(secret);
+export function standardWebhooksKey(secret: string): Uint8Array<ArrayBuffer> {
+  const base64 = WHSEC_BASE64.exec(secret)?.[1];
+  // At least one group of four, so the key is never empty. atob, not Uint8Array.fromBase64: Node 20 lacks the latter.
+  const decoded = base64 !== undefined && base64.length % 4 === 0 ? base64Bytes(base64) : null;
+  return decoded ?? encoder.encode(secret);
 }
 
-function hmacKey(secret: string): Promise<CryptoKey> {
+type KeyRule = (secret: string) => Uint8Array<ArrayBuffer>;
+
+/** X-Webhook-Signature (spec 6.2): the secret's UTF-8 bytes exactly as registered, whatever its form. */
+const signatureKey: KeyRule = (secret) => encoder.encode(secret);
+
+function hmacKey(secret: string, rule: KeyRule): Promise<CryptoKey> {
   if (typeof secret !== "string" || secret.length === 0) {
     throw new TypeError("The webhook secret must be a non-empty string");
   }
-  return crypto.subtle.importKey("raw", secretKeyBytes(secret), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+  return crypto.subtle.importKey("raw", rule(secret), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
 }
 
 function hexBytes(hex: string): Uint8Array<ArrayBuffer> {
@@ -87,7 +99,8 @@ function base64Bytes(text: string): Uint8Array<ArrayBuffer> | null {
 
 /**
  * Checks `X-Webhook-Signature` (`sha256=` + 64 lowercase hex digits of
- * HMAC-SHA256(secret, rawBody)) against the raw body as received, before any
+ * HMAC-SHA256(secret, rawBody), keyed with the secret's UTF-8 bytes as given,
+ * a `whsec_...` secret included) against the raw body as received, before any
  * JSON parsing. False when the header is missing, malformed or wrong. Throws a
  * TypeError only for an empty secret (a configuration mistake).
  */
@@ -96,7 +109,7 @@ export async function verifyWebhookSignature(
   signatureHeader: string | null | undefined,
   secret: string,
 ): Promise<boolean> {
-  const key = await hmacKey(secret);
+  const key = await hmacKey(secret, signatureKey);
   if (typeof rawBody !== "string" || typeof signatureHeader !== "string") return false;
   const match = SIGNATURE.exec(signatureHeader);
   if (!match) return false;
@@ -114,7 +127,8 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
 
 /**
  * The attempt time signed by the Standard Webhooks headers, in Unix seconds:
- * undefined when they are absent; an error when present but not valid.
+ * undefined when they are absent; an error when present but not valid. The
+ * key is `standardWebhooksKey(secret)`, as a Standard Webhooks library reads it.
  */
 async function signedAttemptTime(
   rawBody: string,
@@ -127,7 +141,7 @@ async function signedAttemptTime(
   const timestamp = header(headers, "webhook-timestamp");
   const invalid = new WebhookVerificationError("invalid_signature", "Invalid webhook-signature header");
   if (id === undefined || timestamp === undefined || !/^\d{1,12}$/.test(timestamp)) throw invalid;
-  const key = await hmacKey(secret);
+  const key = await hmacKey(secret, standardWebhooksKey);
   const message = encoder.encode(`${id}.${timestamp}.${rawBody}`);
   // The header may carry several space-separated signatures (key rotation); one valid one is enough.
   for (const part of signature.split(" ")) {
@@ -176,6 +190,8 @@ function parseEvent(rawBody: string): WebhookEvent & { createdAt: string } {
  * delivery carries a valid Standard Webhooks signature: then it is the signed
  * `webhook-timestamp` of the attempt, so that retries and redeliveries of an
  * older event are still accepted while a captured request replayed later is not.
+ * `secret` is the webhook's secret exactly as registered (or as `listen`
+ * printed it); each signature is checked with its own scheme's key.
  */
 export async function parseWebhookEvent(
   rawBody: string,

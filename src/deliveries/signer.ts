@@ -8,44 +8,60 @@
  */
 
 import { createHmac } from "node:crypto";
-import { secretKeyBytes } from "../client/verify.ts";
+import { standardWebhooksKey } from "../client/verify.ts";
+
+const encoder = new TextEncoder();
 
 /**
  * A webhook's secret, imported (`importSigningKey`): the dispatcher keeps
  * imported keys so that a busy webhook is not decrypted again for every
- * attempt. The key bytes stay private to this module (nothing reads them
- * back, nor logs them: the object has no enumerable fields).
+ * attempt. It holds the two HMAC keys of the two schemes, which differ for a
+ * `whsec_<base64>` secret. The key bytes stay private to this module (nothing
+ * reads them back, nor logs them: the object has no enumerable fields).
  */
 export class SigningSecret {
-  readonly #bytes: Uint8Array;
-  constructor(bytes: Uint8Array) {
-    this.#bytes = bytes;
+  readonly #signatureKey: Uint8Array;
+  readonly #standardKey: Uint8Array;
+  constructor(signatureKey: Uint8Array, standardKey: Uint8Array) {
+    this.#signatureKey = signatureKey;
+    this.#standardKey = standardKey;
   }
-  /** HMAC-SHA256 of `message` with this key. */
-  sign(message: string): Uint8Array {
-    return new Uint8Array(createHmac("sha256", this.#bytes).update(message).digest());
+  /** HMAC-SHA256 of `body` with the key of `X-Webhook-Signature`. */
+  signBody(body: string): Uint8Array {
+    return hmac(this.#signatureKey, body);
+  }
+  /** HMAC-SHA256 of `message` with the key of the Standard Webhooks signature. */
+  signStandard(message: string): Uint8Array {
+    return hmac(this.#standardKey, message);
   }
 }
 
+function hmac(key: Uint8Array, message: string): Uint8Array {
+  return new Uint8Array(createHmac("sha256", key).update(message).digest());
+}
+
 /**
- * A secret as an HMAC-SHA256 key (both signatures use the same key): the
- * secret's UTF-8 bytes, or for a `whsec_<base64>` secret the bytes of its
- * base64 part, as Standard Webhooks libraries and the client's
- * `verifyWebhookSignature` read it (`secretKeyBytes`).
+ * A secret as the two HMAC keys of a delivery. `X-Webhook-Signature` (spec
+ * 6.2): the secret's UTF-8 bytes exactly as registered, whatever its form, so
+ * that GitHub-style verifiers (`createHmac("sha256", secret)`) accept it.
+ * Standard Webhooks: the key their libraries read from the same secret, the
+ * decoded bytes of a `whsec_<base64>` secret, else its UTF-8 bytes
+ * (`standardWebhooksKey`, the rule the client's verifier shares).
  */
 export function importSigningKey(secret: string): SigningSecret {
-  return new SigningSecret(secretKeyBytes(secret));
+  return new SigningSecret(encoder.encode(secret), standardWebhooksKey(secret));
 }
 
-/** Spec 6.2: `sha256=` + lowercase hex HMAC-SHA256 of the raw body, keyed with the secret. */
+/** Spec 6.2: `sha256=` + lowercase hex HMAC-SHA256 of the raw body, keyed with the secret's UTF-8 bytes. */
 export function signatureHeader(secret: SigningSecret, body: string): string {
-  return `sha256=${secret.sign(body).toHex()}`;
+  return `sha256=${secret.signBody(body).toHex()}`;
 }
 
 /**
- * Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`. The
- * key is the secret's UTF-8 bytes (Standard Webhooks libraries take it as
- * `whsec_` + base64 of those bytes).
+ * Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`,
+ * keyed as Standard Webhooks libraries read the secret: `new Webhook(secret)`
+ * verifies it for a `whsec_<base64>` secret, `new Webhook("whsec_" +
+ * base64(utf8(secret)))` for any other.
  */
 export function standardSignature(
   secret: SigningSecret,
@@ -53,7 +69,7 @@ export function standardSignature(
   timestamp: number,
   body: string,
 ): string {
-  return `v1,${secret.sign(`${eventId}.${timestamp}.${body}`).toBase64()}`;
+  return `v1,${secret.signStandard(`${eventId}.${timestamp}.${body}`).toBase64()}`;
 }
 
 /** Everything that goes into the headers of one attempt. */

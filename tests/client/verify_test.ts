@@ -1,12 +1,16 @@
 /** Receiver-side verification: signatures, malformed input, replay protection, the typed event. */
 import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import { Webhook } from "npm:standardwebhooks@1.1.1";
 import {
   parseWebhookEvent,
   verifyWebhookSignature,
   type WebhookEvent,
   WebhookVerificationError,
 } from "../../src/client/mod.ts";
+import { standardWebhooksKey } from "../../src/client/verify.ts";
 import { buildDeliveryHeaders, importSigningKey, signatureHeader } from "../../src/deliveries/signer.ts";
+import { SECRET_EDGES, standardWebhooksKeyOf } from "../_helpers/secret_forms.ts";
 
 const SECRET = "whsec-test-0123456789abcdef";
 const NOW = Date.parse("2026-03-01T12:00:00Z");
@@ -211,4 +215,51 @@ Deno.test("parseWebhookEvent: refuses signed bodies that are not events", async 
     const headers = { "x-webhook-signature": await serviceSignature(body) };
     await rejects(parseWebhookEvent(body, headers, SECRET, { now: NOW }), "malformed_event", /./);
   }
+});
+
+/** Headers signed for `secret` by independent code: node:crypto for X-Webhook-Signature, standardwebhooks for the rest. */
+function independentHeaders(body: string, secret: string, standardKey: string, timestamp = NOW): Headers {
+  const id = "evt_0123456789";
+  return new Headers({
+    "x-webhook-signature": `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`,
+    "webhook-id": id,
+    "webhook-timestamp": String(timestamp / 1000),
+    "webhook-signature": new Webhook(standardKey).sign(id, new Date(timestamp), body),
+  });
+}
+
+Deno.test("verify by the rules of the independent signers: X-Webhook-Signature with the secret as it is, webhook-signature as standardwebhooks reads it", async () => {
+  const body = eventBody();
+  for (const form of SECRET_EDGES) {
+    const { secret, decoded, why } = form;
+    const what = `${JSON.stringify(secret)} (${why})`;
+    const utf8 = new TextEncoder().encode(secret);
+    assert.deepEqual(
+      standardWebhooksKey(secret),
+      decoded ? Uint8Array.fromBase64(secret.slice("whsec_".length)) : utf8,
+      `the Standard Webhooks key of ${what}`,
+    );
+    const headers = independentHeaders(body, secret, standardWebhooksKeyOf(form));
+    assert.ok(await verifyWebhookSignature(body, headers.get("x-webhook-signature"), secret), what);
+    assert.deepEqual(await parseWebhookEvent(body, headers, secret, { now: NOW }), JSON.parse(body), what);
+  }
+});
+
+// The rule verifyWebhookSignature once followed with a whsec_<base64> secret: both headers keyed with the decoded bytes.
+Deno.test("a whsec_<base64> secret: an X-Webhook-Signature keyed with its decoded bytes is refused, and so is a webhook-signature keyed with its UTF-8", async () => {
+  const body = eventBody();
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  const secret = `whsec_${bytes.toBase64()}`;
+  const decodedKeyed = `sha256=${createHmac("sha256", bytes).update(body).digest("hex")}`;
+  assert.equal(await verifyWebhookSignature(body, decodedKeyed, secret), false);
+  await rejects(
+    parseWebhookEvent(body, { "x-webhook-signature": decodedKeyed }, secret, { now: NOW }),
+    "invalid_signature",
+    /X-Webhook-Signature/,
+  );
+  const utf8Keyed = independentHeaders(body, secret, standardWebhooksKeyOf({ secret, decoded: false }));
+  assert.ok(await verifyWebhookSignature(body, utf8Keyed.get("x-webhook-signature"), secret));
+  await rejects(parseWebhookEvent(body, utf8Keyed, secret, { now: NOW }), "invalid_signature", /webhook-signature/);
+  // And what the service sends for it is accepted.
+  assert.ok(await parseWebhookEvent(body, await deliveryHeaders(body, NOW / 1000, secret), secret, { now: NOW }));
 });

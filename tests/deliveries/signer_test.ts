@@ -10,6 +10,7 @@ import {
 import { verifyWebhookSignature } from "../../src/client/verify.ts";
 import { Webhook } from "npm:standardwebhooks@1.1.1";
 import { hmacHex } from "../_helpers/hmac.ts";
+import { SECRET_EDGES, standardWebhooksKeyOf } from "../_helpers/secret_forms.ts";
 
 const body = JSON.stringify({ id: "evt_1", type: "inbox.created", createdAt: "2026-01-01T00:00:00.000Z", data: {} });
 const secret = "a-secret-of-24-characters";
@@ -70,26 +71,57 @@ Deno.test("headers: exactly spec 6.2 plus Standard Webhooks', signed only with a
   assert.equal(unsigned["X-Delivery-ID"], "dlv_1");
 });
 
-Deno.test("a whsec_<base64> secret signs with the bytes of its base64 part, as Standard Webhooks libraries read it", async () => {
+// Was: "a whsec_<base64> secret signs with the bytes of its base64 part", for both headers. That keyed
+// X-Webhook-Signature with the decoded bytes, which spec 6.2 does not: its key is the secret as registered.
+Deno.test("a whsec_<base64> secret: X-Webhook-Signature keyed with the whole string, the Standard Webhooks signature with its decoded bytes", async () => {
   const bytes = crypto.getRandomValues(new Uint8Array(24));
   const whsec = `whsec_${bytes.toBase64()}`;
-  const headers = await buildDeliveryHeaders({
+  const timestamp = Math.floor(Date.now() / 1000);
+  const headers = buildDeliveryHeaders({
     serviceName: "InboxService",
     webhookId: "wh_1",
     eventId: "evt_1",
     eventType: "inbox.created",
     deliveryId: "dlv_1",
-    timestamp: Math.floor(Date.now() / 1000),
+    timestamp,
     body,
-    secret: await importSigningKey(whsec),
+    secret: importSigningKey(whsec),
   });
+  assert.equal(headers["X-Webhook-Signature"], `sha256=${createHmac("sha256", whsec).update(body).digest("hex")}`);
+  assert.equal(headers["X-Webhook-Signature"], `sha256=${await hmacHex(whsec, body)}`);
+  assert.equal(
+    headers["webhook-signature"],
+    `v1,${createHmac("sha256", bytes).update(`evt_1.${timestamp}.${body}`).digest("base64")}`,
+  );
   // The standardwebhooks library decodes whsec_ secrets itself; it throws when the signature does not verify.
   new Webhook(whsec).verify(body, headers);
-  const raw = await crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const expected = new Uint8Array(await crypto.subtle.sign("HMAC", raw, new TextEncoder().encode(body))).toHex();
-  assert.equal(headers["X-Webhook-Signature"], `sha256=${expected}`);
   assert.ok(await verifyWebhookSignature(body, headers["X-Webhook-Signature"], whsec));
-  // Any other secret is its UTF-8 bytes, as before.
-  const plain = await importSigningKey("a-plain-secret-of-some-length");
-  assert.equal(await signatureHeader(plain, body), `sha256=${await hmacHex("a-plain-secret-of-some-length", body)}`);
+});
+
+Deno.test("the key of each scheme, at the edges of whsec_<base64>, as GitHub-style code and standardwebhooks read it", () => {
+  const timestamp = new Date(1_700_000_000_000);
+  for (const form of SECRET_EDGES) {
+    const { secret, decoded, why } = form;
+    const key = importSigningKey(secret);
+    assert.equal(
+      signatureHeader(key, body),
+      `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`,
+      `X-Webhook-Signature of ${secret} (${why}) is keyed with the secret as it is`,
+    );
+    // standardwebhooks signs with the key it reads from `whsec_...`: the secret itself when it decodes it.
+    const library = new Webhook(standardWebhooksKeyOf(form));
+    assert.equal(
+      standardSignature(key, "evt_1", timestamp.getTime() / 1000, body),
+      library.sign("evt_1", timestamp, body),
+      `webhook-signature of ${secret} (${why}): ${decoded ? "decoded" : "its UTF-8 bytes"}`,
+    );
+  }
+});
+
+Deno.test("the signing key shows nothing of either key", () => {
+  const key = importSigningKey(`whsec_${new Uint8Array(24).fill(9).toBase64()}`);
+  assert.deepEqual(
+    [JSON.stringify(key), Deno.inspect(key, { showHidden: true }), Object.keys(key), Object.values(key)],
+    ["{}", "SigningSecret {}", [], []],
+  );
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { SigningKeyCache } from "../../src/deliveries/signing_keys.ts";
-import { signatureHeader } from "../../src/deliveries/signer.ts";
+import { signatureHeader, standardSignature } from "../../src/deliveries/signer.ts";
 
 /** An `open` that "decrypts" `ct:<secret>` and counts its calls. */
 function counting() {
@@ -32,6 +32,21 @@ Deno.test("a webhook's secret is decrypted once, and its key signs exactly as th
     ["{}", "SigningSecret {}", 0],
     "the cached key shows nothing of the secret",
   );
+});
+
+Deno.test("a cached key of a whsec_<base64> secret keeps both keys: the whole string and the decoded bytes", async () => {
+  const { open } = counting();
+  const cache = new SigningKeyCache(open);
+  const bytes = new Uint8Array(24).fill(5);
+  const secret = `whsec_${bytes.toBase64()}`;
+  for (let i = 0; i < 2; i++) {
+    const key = await cache.get("wh_1", `ct:${secret}`);
+    assert.equal(signatureHeader(key, "{}"), "sha256=" + createHmac("sha256", secret).update("{}").digest("hex"));
+    assert.equal(
+      standardSignature(key, "evt_1", 1700000000, "{}"),
+      "v1," + createHmac("sha256", bytes).update("evt_1.1700000000.{}").digest("base64"),
+    );
+  }
 });
 
 Deno.test("a changed secret is another ciphertext: the old key is never used for it", async () => {

@@ -2,11 +2,15 @@
  * `deno task listen --forward-to` as a user runs it: a real service, a real
  * local HTTP receiver, `listen` as a child process. Every event arrives with
  * the body and headers of a real delivery, signed with the secret `listen`
- * printed, verified here with `verifyWebhookSignature`, `parseWebhookEvent`
- * and the standardwebhooks library; cutting the stream's connection
- * mid-burst loses nothing; Ctrl-C exits 0.
+ * printed, verified here with `verifyWebhookSignature`, `parseWebhookEvent`,
+ * @octokit/webhooks-methods, node:crypto's createHmac and the standardwebhooks
+ * library; cutting the stream's connection mid-burst loses nothing; Ctrl-C
+ * exits 0. (tests/client/interop_test.ts runs `listen` with every form of
+ * secret beside the service's own senders.)
  */
 import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import { verify as octokitVerify } from "npm:@octokit/webhooks-methods@6.0.0";
 import { Webhook } from "npm:standardwebhooks@1.1.1";
 import { parseWebhookEvent, verifyWebhookSignature } from "../../src/client/mod.ts";
 import { metricValue, newApiKey, newUser } from "../_helpers/app.ts";
@@ -14,7 +18,7 @@ import { withService } from "../_helpers/harness.ts";
 import { waitUntil } from "../_helpers/wait.ts";
 import { collectLines } from "../_helpers/process.ts";
 import { freePort } from "../_helpers/ports.ts";
-import { forward, newSecret } from "../../src/listen/mod.ts";
+import { forward, newSecret, readOptions } from "../../src/listen/mod.ts";
 import { importSigningKey } from "../../src/deliveries/signer.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -114,10 +118,11 @@ Deno.test("listen forwards every event signed with the secret it printed, loses 
       assert.deepEqual(received.map((r) => JSON.parse(r.body).id), log, "every event once, in order, across the cut");
       const standard = new Webhook(secret);
       for (const r of received) {
-        assert.ok(
-          await verifyWebhookSignature(r.body, r.headers.get("x-webhook-signature"), secret),
-          "X-Webhook-Signature verifies",
-        );
+        const signature = r.headers.get("x-webhook-signature")!;
+        // Keyed with the printed string itself, as GitHub-style code reads a secret (the base64 is not decoded).
+        assert.ok(await octokitVerify(secret, r.body, signature), "@octokit/webhooks-methods verifies it");
+        assert.equal(signature, `sha256=${createHmac("sha256", secret).update(r.body).digest("hex")}`);
+        assert.ok(await verifyWebhookSignature(r.body, signature, secret), "X-Webhook-Signature verifies");
         const event = await parseWebhookEvent(r.body, r.headers, secret);
         assert.equal(event.type, "inbox.created");
         assert.equal(r.headers.get("x-webhook-event"), "inbox.created");
@@ -141,10 +146,17 @@ Deno.test("listen forwards every event signed with the secret it printed, loses 
       const status = await child.status;
       assert.equal(status.code, 0, "Ctrl-C exits 0");
     } finally {
-      try {
-        child.kill("SIGKILL");
-      } catch { /* exited */ }
+      // SIGINT first, which `deno task` passes on: a SIGKILL would leave listen running with stdout open, and a
+      // failed assertion above would then hang here instead of being reported.
+      const kill = (signal: Deno.Signal) => {
+        try {
+          child.kill(signal);
+        } catch { /* exited */ }
+      };
+      kill("SIGINT");
+      const last = setTimeout(() => kill("SIGKILL"), 10_000);
       await child.status;
+      clearTimeout(last);
       await reading.catch(() => {});
       await child.stderr.cancel().catch(() => {});
       proxy.close();
@@ -159,4 +171,18 @@ Deno.test("a forward that cannot connect says why (the cause of fetch's error), 
   const result = await forward(event, `http://127.0.0.1:${freePort()}/hooks`, key);
   assert.equal(result.status, 0);
   assert.match(result.error ?? "", /fetch failed: .*(refused|os error)/i);
+});
+
+Deno.test("--secret takes any webhook secret (16 to 256 characters); without it a new whsec_<base64> of 24 bytes", () => {
+  const env = (name: string) => name === "INBOX_API_KEY" ? "isk_test" : undefined;
+  const read = (...secret: string[]) => readOptions(["--forward-to", "http://localhost:3000/hooks", ...secret], env);
+  assert.match(read().secret, /^whsec_[A-Za-z0-9+/]{32}$/);
+  assert.equal(Uint8Array.fromBase64(read().secret.slice("whsec_".length)).length, 24);
+  assert.notEqual(read().secret, read().secret);
+  for (const secret of ["a".repeat(16), "plain-sëcret-0123456789", "whsec_not*base64!at-all_1234", "x".repeat(256)]) {
+    assert.equal(read("--secret", secret).secret, secret);
+  }
+  for (const secret of ["a".repeat(15), "x".repeat(257), ""]) {
+    assert.throws(() => read("--secret", secret), /--secret must be 16 to 256 characters/);
+  }
 });

@@ -4,7 +4,8 @@
  * README's start line (WEBHOOK_TRUSTED_HOSTS, WEBHOOK_CA_CERTS), the receiver of "Verifying
  * deliveries" runs as a child process (its import and port the only changes),
  * a real delivery reaches it and verifies, and the README's `$BODY` lines
- * give the signature by hand with openssl.
+ * give the signature by hand with openssl, with the README's secret and with
+ * a `whsec_<base64>` one.
  */
 import assert from "node:assert/strict";
 import { apiAt, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
@@ -102,8 +103,14 @@ Deno.test("README's local HTTPS receiver: its certificate, WEBHOOK_TRUSTED_HOSTS
         const body = await Deno.readTextFile(`${dir}/last-body.json`);
         assert.equal(JSON.parse(body).data.inboxId, inboxId);
 
-        const byHand = await sh(readmeBlock("BODY=$(cat last-body.json)"), dir);
+        const byHandBlock = readmeBlock("BODY=$(cat last-body.json)");
+        const byHand = await sh(byHandBlock, dir);
         assert.equal(/= ([0-9a-f]{64})$/.exec(byHand.trim())?.[1], await hmacHex(SECRET, body));
+        // The same lines with a whsec_<base64> secret, as `listen` prints one: the whole string is the key.
+        const whsec = `whsec_${crypto.getRandomValues(new Uint8Array(24)).toBase64()}`;
+        assert.ok(byHandBlock.includes(`'${SECRET}'`), "the README sets the secret in one place");
+        const byHandWhsec = await sh(byHandBlock.replace(`'${SECRET}'`, `'${whsec}'`), dir);
+        assert.equal(/= ([0-9a-f]{64})$/.exec(byHandWhsec.trim())?.[1], await hmacHex(whsec, body));
       } finally {
         await service.stop();
         await db.close();
