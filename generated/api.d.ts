@@ -362,7 +362,9 @@ export interface paths {
          *
          *     The request holds no database connection while it waits, and a message stored by any
          *     instance wakes it at once. Every plan. `404` when the inbox is unknown, or is deleted or
-         *     expires during the wait.
+         *     expires during the wait. A wait that holds counts towards the account's pending waits
+         *     (`MESSAGE_WAITS_PER_ACCOUNT`, default 200, over every instance; one answered at once does
+         *     not); revoking its API key or ending its session answers it `401` within a second.
          */
         get: operations["waitForMessage"];
         put?: never;
@@ -501,6 +503,12 @@ export interface paths {
          *     `: keep-alive` comes after 15 s without an event (`EVENT_STREAM_KEEP_ALIVE_MS`). The stream
          *     holds no database connection while idle; when the server shuts down it ends, and the
          *     client reconnects with `Last-Event-ID`. Every plan.
+         *
+         *     An account holds at most `EVENT_STREAMS_PER_ACCOUNT` streams open (default 20, over every
+         *     instance). A stream ends within a second of its API key being revoked or its session
+         *     ending. A client that does not read keeps at most about 1 MiB queued on the server: the
+         *     replay waits for it, and a stream that would queue more ends (the client resumes with
+         *     `Last-Event-ID`, losing nothing).
          */
         get: operations["streamEvents"];
         put?: never;
@@ -1223,6 +1231,21 @@ export interface components {
                 "Retry-After": components["headers"]["RetryAfter"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `RATE_LIMITED`: the account already holds as many of these long requests open as it may,
+         *     over every instance (`EVENT_STREAMS_PER_ACCOUNT` event streams, default 20;
+         *     `MESSAGE_WAITS_PER_ACCOUNT` pending waits, default 200). Close one, or retry after
+         *     `Retry-After` seconds.
+         */
+        OpenRequestsLimited: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -2193,6 +2216,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["InboxNotFound"];
+            429: components["responses"]["OpenRequestsLimited"];
         };
     };
     getMessage: {
@@ -2395,6 +2419,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["OpenRequestsLimited"];
         };
     };
     adminFindAccounts: {

@@ -22,7 +22,10 @@ import type { DispatcherDeps } from "./deliveries/dispatcher.ts";
 import { sweepExpiredLeases } from "./deliveries/lease_sweep.ts";
 import { purgeOldDeliveries } from "./deliveries/purge.ts";
 import { purgeOldEvents } from "./events/purge.ts";
-import { AUTH_CHANNEL, AuthCache } from "./api_keys/auth_cache.ts";
+import { AuthCache } from "./api_keys/auth_cache.ts";
+import { AUTH_CHANNEL, createRevocations, type Revocations } from "./auth/revocations.ts";
+import { stillValidCredentials } from "./auth/service.ts";
+import { createOpenRequests, type OpenRequests } from "./rate_limit/open_requests.ts";
 import { sweepExpiredInboxes } from "./inboxes/expiry.ts";
 import { createMessageWaiters, type MessageWaiters } from "./messages/waiters.ts";
 import { createEventStreams, type EventStreams } from "./events/streams.ts";
@@ -57,6 +60,10 @@ export interface Services {
   dispatcher: DispatcherDeps;
   /** Authenticated keys for up to a second (revocations invalidate at once). */
   authCache: AuthCache;
+  /** The credentials of open streams and waits, which end when theirs is revoked or expires. */
+  revocations: Revocations;
+  /** The bounds on each account's open streams and pending waits over all instances. */
+  openRequests: OpenRequests;
   /** The minute sweeps, in the order they run. */
   sweeps: readonly Sweep[];
 }
@@ -115,7 +122,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
     caPem,
     ...(opts.random ? { random: opts.random } : {}),
   });
-  const waiters = createMessageWaiters({ hub, registry: metrics.registry });
+  const waiters = createMessageWaiters({ sql, clock, hub, registry: metrics.registry });
   const streams = createEventStreams({
     sql,
     hub,
@@ -128,6 +135,12 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
     // Revocations sent while the connection was down are lost: forget every key.
     onResync: () => authCache.clear(),
   });
+  const revocations = createRevocations({
+    hub,
+    clock,
+    stillValid: (ids) => stillValidCredentials(sql, clock, ids),
+  });
+  const openRequests = createOpenRequests({ sql });
   const services: Services = {
     config,
     waiters,
@@ -143,6 +156,8 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
     deliveries,
     dispatcher: deliveries.dispatcher,
     authCache,
+    revocations,
+    openRequests,
     sweeps: [
       { name: "expired inboxes", run: (now) => sweepExpiredInboxes({ outbox }, now) },
       { name: "expired delivery leases", run: (now) => sweepExpiredLeases({ sql, hub }, now) },
@@ -157,6 +172,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
     ...services,
     async start({ deliveries: claim = true } = {}) {
       await hub.start();
+      openRequests.start();
       if (claim) deliveries.start();
     },
     release() {
@@ -166,6 +182,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
     async stop() {
       databaseOutage.stop();
       await deliveries.stop();
+      await openRequests.stop();
       await hub.stop();
     },
   };

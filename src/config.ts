@@ -153,6 +153,14 @@ export const EnvSchema = z.object({
   EVENT_STREAM_KEEP_ALIVE_MS: z.coerce.number().int().min(100).max(60_000).default(15_000).describe(
     "Longest silence on an event stream before a `: keep-alive` comment (under the idle timeout of proxies)",
   ),
+  EVENT_STREAMS_PER_ACCOUNT: count(100_000).default(20).describe(
+    "Event streams (`GET /api/events/stream`) one account may hold open over all instances; one more is " +
+      "429 `RATE_LIMITED` with `Retry-After`",
+  ),
+  MESSAGE_WAITS_PER_ACCOUNT: count(100_000).default(200).describe(
+    "Pending waits (`GET .../messages/wait` holding for a message) one account may have over all instances; one " +
+      "more is 429 `RATE_LIMITED` with `Retry-After` (a wait answered at once does not count)",
+  ),
   EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(7).describe(
     "How long the event log (`GET /api/events`, the live stream's replay) keeps every event; an event a kept " +
       "delivery record refers to stays as long as that record",

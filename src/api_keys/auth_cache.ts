@@ -3,13 +3,10 @@
  * costs no database round trip of its own. An entry lives at most `ttlMs`
  * (1 s): that bounds how long a revoked key or a changed plan can outlive its
  * change on another instance. Revocation also invalidates at once: locally,
- * and on every instance listening to `AUTH_CHANNEL` (NOTIFY sent with the
- * DELETE).
+ * and on every instance listening to `AUTH_CHANNEL` (auth/revocations.ts;
+ * NOTIFY sent with the DELETE).
  */
 import type { KeyOwner } from "./repo.ts";
-
-/** The notification channel that carries revoked key ids to every instance. */
-export const AUTH_CHANNEL = "inbox_auth";
 
 /** Cached owners of key digests. */
 export class AuthCache {

@@ -69,7 +69,8 @@ export async function touchLastUsed(db: Db, id: string, now: Date, minGapMs: num
     WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at <= ${threshold})`;
 }
 
-/** Tells every listening instance that a key is revoked, when the transaction commits. */
-export async function notifyRevoked(db: Db, channel: string, keyId: string): Promise<void> {
-  await db`SELECT pg_notify(${channel}, ${keyId})`;
+/** Which of these key ids still exist (were not revoked). */
+export async function existingKeyIds(db: Db, ids: string[]): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`SELECT id FROM api_keys WHERE id = ANY(${ids}::text[])`;
+  return rows.map((r) => r.id);
 }

@@ -12,7 +12,7 @@ import { rateLimit } from "../rate_limit/middleware.ts";
 import { ApiKeyCreatedSchema, ApiKeyCreateRequestSchema, ApiKeySchema, toApiKeyJson } from "./schemas.ts";
 import { API_KEY_PLANS, createApiKey, revokeApiKey } from "./service.ts";
 import { listApiKeys } from "./repo.ts";
-import type { AuthCache } from "./auth_cache.ts";
+import type { NotificationHub } from "../notifications/hub.ts";
 import { NoStoreHeaderSchema } from "../http/security_headers.ts";
 
 const PLAN_MESSAGE = "API keys not available on your plan";
@@ -82,7 +82,7 @@ const deleteKey = createRoute({
 
 /** The API key routes; authentication is applied by the app to all of `/api`. */
 export function apiKeyRoutes(
-  deps: { sql: Sql; clock: Clock; authCache: AuthCache; config: Pick<Config, "maxBodyBytes"> },
+  deps: { sql: Sql; clock: Clock; hub: Pick<NotificationHub, "publishLocal">; config: Pick<Config, "maxBodyBytes"> },
 ): OpenAPIHono<AppEnv> {
   const app = createRouter();
   const plan = requirePlan(API_KEY_PLANS, PLAN_MESSAGE);
@@ -107,7 +107,7 @@ export function apiKeyRoutes(
   }).openapi(listKeys, async (c) => {
     return c.json((await listApiKeys(deps.sql, c.get("principal").accountId)).map(toApiKeyJson), 200);
   }).openapi(deleteKey, async (c) => {
-    await revokeApiKey(deps.sql, deps.authCache, c.get("principal").accountId, c.req.valid("param").id);
+    await revokeApiKey(deps, c.get("principal").accountId, c.req.valid("param").id);
     return c.json({ success: true as const }, 200);
   });
 }

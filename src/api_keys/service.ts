@@ -8,7 +8,10 @@ import { lockAccount } from "../accounts/repo.ts";
 import type { Plan } from "../accounts/schemas.ts";
 import { generateApiKey, isWellFormedApiKey } from "./key_format.ts";
 import * as repo from "./repo.ts";
-import { AUTH_CHANNEL, type AuthCache } from "./auth_cache.ts";
+import type { AuthCache } from "./auth_cache.ts";
+import { AUTH_CHANNEL } from "../auth/revocations.ts";
+import type { NotificationHub } from "../notifications/hub.ts";
+import { notify } from "../notifications/repo.ts";
 
 export const MAX_API_KEYS = 10;
 /** Plans with API keys (spec: Pro and Business); the routes and the admin CLI check the same list. */
@@ -43,15 +46,24 @@ export async function createApiKey(
   return { ...row, key };
 }
 
-/** Revokes (deletes) a key; 404 when the account has no such key. Every instance forgets it. */
-export async function revokeApiKey(sql: Sql, cache: AuthCache, accountId: string, id: string): Promise<void> {
-  const deleted = await sql.begin(async (tx) => {
+/**
+ * Revokes (deletes) a key; 404 when the account has no such key. Every
+ * instance forgets it and ends the requests still open with it (streams,
+ * waits): this one at once, the others when the NOTIFY sent with the DELETE
+ * reaches them.
+ */
+export async function revokeApiKey(
+  deps: { sql: Sql; hub: Pick<NotificationHub, "publishLocal"> },
+  accountId: string,
+  id: string,
+): Promise<void> {
+  const deleted = await deps.sql.begin(async (tx) => {
     if (!await repo.deleteApiKey(tx, accountId, id)) return false;
-    await repo.notifyRevoked(tx, AUTH_CHANNEL, id);
+    await notify(tx, AUTH_CHANNEL, id);
     return true;
   });
   if (!deleted) throw notFound("API_KEY_NOT_FOUND", "API key not found");
-  cache.invalidateKey(id);
+  deps.hub.publishLocal(AUTH_CHANNEL, id);
 }
 
 /** The owner of a presented key, or undefined for an unknown or malformed one. */

@@ -23,13 +23,26 @@ export function authenticate(deps: { sql: Sql; clock: Clock; authCache: AuthCach
       const token = BEARER.exec(header)?.[1];
       const owner = token ? await authenticateApiKey(deps.sql, deps.clock, deps.authCache, token) : undefined;
       if (!owner) throw unauthorized();
-      c.set("principal", { accountId: owner.accountId, email: owner.email, plan: owner.plan, apiKeyId: owner.keyId });
+      c.set("principal", {
+        accountId: owner.accountId,
+        email: owner.email,
+        plan: owner.plan,
+        apiKeyId: owner.keyId,
+        credential: { id: owner.keyId, expiresAt: null },
+      });
       return await next();
     }
     const session = readSessionCookie(c);
-    const account = session ? await resolveSession(deps.sql, deps.clock, session) : undefined;
-    if (!account) throw unauthorized();
-    c.set("principal", { accountId: account.id, email: account.email, plan: account.plan, apiKeyId: undefined });
+    const resolved = session ? await resolveSession(deps.sql, deps.clock, session) : undefined;
+    if (!resolved) throw unauthorized();
+    const { account, credential } = resolved;
+    c.set("principal", {
+      accountId: account.id,
+      email: account.email,
+      plan: account.plan,
+      apiKeyId: undefined,
+      credential,
+    });
     await next();
   });
 }

@@ -12,18 +12,33 @@ export async function insertSession(
     VALUES (${s.tokenHash}, ${s.accountId}, ${s.createdAt}, ${s.expiresAt})`;
 }
 
-/** The account of a live session, in one round trip. */
-export async function findSessionAccount(db: Db, tokenHash: string, now: Date): Promise<AccountRow | undefined> {
-  const rows = await db<AccountRow[]>`
-    SELECT a.id, a.email, a.plan, a.created_at
+/** The account of a live session and when the session expires, in one round trip. */
+export async function findSessionAccount(
+  db: Db,
+  tokenHash: string,
+  now: Date,
+): Promise<{ account: AccountRow; expiresAt: Date } | undefined> {
+  const rows = await db<(AccountRow & { sessionExpiresAt: Date })[]>`
+    SELECT a.id, a.email, a.plan, a.created_at, s.expires_at AS session_expires_at
     FROM sessions s JOIN accounts a ON a.id = s.account_id
     WHERE s.token_hash = ${tokenHash} AND s.expires_at > ${now}`;
-  return rows[0];
+  const row = rows[0];
+  if (!row) return undefined;
+  const { sessionExpiresAt, ...account } = row;
+  return { account, expiresAt: sessionExpiresAt };
 }
 
-/** Ends a session. */
-export async function deleteSession(db: Db, tokenHash: string): Promise<void> {
-  await db`DELETE FROM sessions WHERE token_hash = ${tokenHash}`;
+/** Ends a session; false when there was none. */
+export async function deleteSession(db: Db, tokenHash: string): Promise<boolean> {
+  const rows = await db`DELETE FROM sessions WHERE token_hash = ${tokenHash} RETURNING 1`;
+  return rows.length > 0;
+}
+
+/** Which of these sessions (by token hash) are still live. */
+export async function liveSessionHashes(db: Db, tokenHashes: string[], now: Date): Promise<string[]> {
+  const rows = await db<{ tokenHash: string }[]>`
+    SELECT token_hash FROM sessions WHERE token_hash = ANY(${tokenHashes}::text[]) AND expires_at > ${now}`;
+  return rows.map((r) => r.tokenHash);
 }
 
 /** Removes expired sessions (cron); returns how many. */

@@ -13,6 +13,7 @@ import { findAccountById } from "../accounts/repo.ts";
 import { unauthorized } from "../errors.ts";
 import { clearSessionCookie, readSessionCookie, setSessionCookie } from "./cookie.ts";
 import { checkCredentials, endSession, startSession } from "./service.ts";
+import type { NotificationHub } from "../notifications/hub.ts";
 import { loginThrottle, registrationLimit, type ThrottleConfig } from "./throttle.ts";
 import { clientAddressReader } from "../http/client_address.ts";
 import { NoStoreHeaderSchema } from "../http/security_headers.ts";
@@ -64,6 +65,8 @@ export function authRoutes(
   deps: {
     sql: Sql;
     clock: Clock;
+    /** Logging out ends the session's open requests at once (auth/revocations.ts). */
+    hub: Pick<NotificationHub, "publishLocal">;
     config: Pick<Config, "cookieSecure" | "sessionTtlDays" | "maxBodyBytes"> & ThrottleConfig;
   },
 ): OpenAPIHono<AppEnv> {
@@ -101,7 +104,7 @@ export function authRoutes(
     return c.json(toAccountJson(account), 200);
   }).openapi(logout, async (c) => {
     const token = readSessionCookie(c);
-    if (token) await endSession(deps.sql, token);
+    if (token) await endSession(deps, token);
     clearSessionCookie(c, cookieSecure);
     return c.json({ success: true as const }, 200);
   }).openapi(me, async (c) => {

@@ -1,5 +1,5 @@
 /** Sessions: register, log in, log out, and resolve a session cookie. */
-import type { Db } from "../db/client.ts";
+import type { Db, Sql } from "../db/client.ts";
 import { ApiError } from "../errors.ts";
 import { randomToken, sha256Hex } from "../shared/crypto.ts";
 import type { Clock } from "../shared/clock.ts";
@@ -7,6 +7,10 @@ import { DUMMY_HASH, verifyPassword } from "../accounts/passwords.ts";
 import { findAccountByEmail } from "../accounts/repo.ts";
 import type { AccountRow } from "../accounts/schemas.ts";
 import * as repo from "./repo.ts";
+import type { NotificationHub } from "../notifications/hub.ts";
+import { notify } from "../notifications/repo.ts";
+import { existingKeyIds } from "../api_keys/repo.ts";
+import { AUTH_CHANNEL, type Credential, sessionCredentialId } from "./revocations.ts";
 
 /** Opens a session for the account; returns the cookie token. */
 export async function startSession(db: Db, clock: Clock, accountId: string, ttlDays: number): Promise<string> {
@@ -31,12 +35,45 @@ export async function checkCredentials(db: Db, email: string, password: string):
   return account;
 }
 
-/** The account behind a session token, if the session is live. */
-export async function resolveSession(db: Db, clock: Clock, token: string): Promise<AccountRow | undefined> {
-  return await repo.findSessionAccount(db, sha256Hex(token), clock.now());
+/** The account behind a session token, if the session is live, and the session as a credential. */
+export async function resolveSession(
+  db: Db,
+  clock: Clock,
+  token: string,
+): Promise<{ account: AccountRow; credential: Credential } | undefined> {
+  const hash = sha256Hex(token);
+  const found = await repo.findSessionAccount(db, hash, clock.now());
+  if (!found) return undefined;
+  return { account: found.account, credential: { id: sessionCredentialId(hash), expiresAt: found.expiresAt } };
 }
 
-/** Ends the session of a token (a no-op for unknown tokens). */
-export async function endSession(db: Db, token: string): Promise<void> {
-  await repo.deleteSession(db, sha256Hex(token));
+/**
+ * Ends the session of a token (a no-op for unknown tokens), and the requests
+ * still open with it on every instance (auth/revocations.ts).
+ */
+export async function endSession(
+  deps: { sql: Sql; hub: Pick<NotificationHub, "publishLocal"> },
+  token: string,
+): Promise<void> {
+  const id = sessionCredentialId(sha256Hex(token));
+  const ended = await deps.sql.begin(async (tx) => {
+    if (!await repo.deleteSession(tx, sha256Hex(token))) return false;
+    await notify(tx, AUTH_CHANNEL, id);
+    return true;
+  });
+  if (ended) deps.hub.publishLocal(AUTH_CHANNEL, id);
+}
+
+/**
+ * Which of these credential ids (API key ids, `session:` ids) are still
+ * valid: the keys not revoked, the sessions neither ended nor expired.
+ */
+export async function stillValidCredentials(db: Db, clock: Clock, ids: string[]): Promise<Set<string>> {
+  const sessions = ids.filter((id) => id.startsWith("session:")).map((id) => id.slice("session:".length));
+  const keys = ids.filter((id) => !id.startsWith("session:"));
+  const [liveKeys, liveSessions] = await Promise.all([
+    keys.length > 0 ? existingKeyIds(db, keys) : [],
+    sessions.length > 0 ? repo.liveSessionHashes(db, sessions, clock.now()) : [],
+  ]);
+  return new Set([...liveKeys, ...liveSessions.map(sessionCredentialId)]);
 }

@@ -5,8 +5,10 @@
  * its files in `src/<owner>/sql/` and exports their URLs; add that list here.
  */
 import { DELIVERIES_LIVE_SQL } from "../deliveries/live_sql.ts";
+import { RATE_LIMIT_LIVE_SQL } from "../rate_limit/live_sql.ts";
 
 /** The live SQL files, in the order the runner applies them after the numbered migrations. */
 export const LIVE_SQL: readonly URL[] = [
   ...DELIVERIES_LIVE_SQL,
+  ...RATE_LIMIT_LIVE_SQL,
 ];

@@ -29,14 +29,16 @@ export interface LiveEnd {
 /** A stream's side of the group: frames offered to its response. */
 export interface LiveOut {
   /** Hands the event's frame to the response; false when the client has fallen behind. */
-  offer(event: repo.StoredEvent): boolean;
+  offer(event: repo.RawEvent): boolean;
   ping(): void;
 }
 
-/** Rows a group keeps after delivering them, for streams that join a little behind it. */
+/** Rows a group keeps after delivering them, for streams that join a little behind it, and their bytes at most. */
 const RING_ROWS = 256;
-/** Events read per query, by a group and by a stream catching up on its own. */
+const RING_BYTES = 1024 * 1024;
+/** Events read per query, by a group and by a stream catching up on its own, and their bytes beyond the first. */
 export const STREAM_READ_BATCH = 500;
+export const STREAM_READ_BYTES = 32 * 1024;
 
 interface Member {
   cursor: bigint;
@@ -51,7 +53,8 @@ class LiveGroup {
   cursor: bigint;
   /** The ring covers every row of the filter with a seq in (ringFrom, cursor]. */
   ringFrom: bigint;
-  readonly ring: { seq: bigint; row: repo.StoredEvent }[] = [];
+  readonly ring: { seq: bigint; row: repo.RawEvent }[] = [];
+  ringBytes = 0;
   stopped = false;
   /** Aborts the group's wait when its last member leaves. */
   idle = new AbortController();
@@ -66,11 +69,16 @@ class LiveGroup {
   }
 
   /** Hands rows to every member (those it has not written yet); members that fall behind leave. */
-  deliver(rows: repo.StoredEvent[]): void {
+  deliver(rows: repo.RawEvent[]): void {
     const frames = rows.map((row) => ({ seq: BigInt(row.seq), row }));
     for (const frame of frames) {
       this.ring.push(frame);
-      if (this.ring.length > RING_ROWS) this.ringFrom = this.ring.shift()!.seq;
+      this.ringBytes += frame.row.payload.byteLength;
+      while (this.ring.length > RING_ROWS || (this.ringBytes > RING_BYTES && this.ring.length > 1)) {
+        const dropped = this.ring.shift()!;
+        this.ringFrom = dropped.seq;
+        this.ringBytes -= dropped.row.payload.byteLength;
+      }
     }
     this.cursor = frames.at(-1)!.seq;
     for (const member of this.members) {
@@ -83,7 +91,7 @@ class LiveGroup {
 }
 
 /** Offers the frames the member has not written yet; false when its client fell behind. */
-function offerAll(member: Member, frames: { seq: bigint; row: repo.StoredEvent }[]): boolean {
+function offerAll(member: Member, frames: { seq: bigint; row: repo.RawEvent }[]): boolean {
   let keepsUp = true;
   for (const { seq, row } of frames) {
     if (seq <= member.cursor) continue;
@@ -161,15 +169,16 @@ export class LiveGroups {
     while (group.members.size > 0) {
       const armed = this.deps.waiters.arm(group.accountId);
       try {
-        const rows = await repo.listEvents(
+        const { rows, more } = await repo.readEvents(
           this.deps.sql,
           group.accountId,
           String(group.cursor),
           group.types,
           STREAM_READ_BATCH,
+          STREAM_READ_BYTES,
         );
         if (rows.length > 0) group.deliver(rows);
-        if (rows.length === STREAM_READ_BATCH) continue;
+        if (more) continue;
         if (group.members.size === 0) break;
         group.idle = new AbortController();
         const end = await armed.wait(this.deps.keepAliveMs, group.idle.signal);

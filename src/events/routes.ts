@@ -9,8 +9,11 @@ import { NoStoreHeaders } from "../http/security_headers.ts";
 import { API_SECURITY, errorResponses } from "../http/schemas.ts";
 import { EventListQuerySchema, EventListSchema, EventStreamHeadersSchema, EventStreamQuerySchema } from "./schemas.ts";
 import { cursorOf, type EventDeps, followEvents, listEvents } from "./service.ts";
-import type { StoredEvent } from "./repo.ts";
-import { SSE_KEEP_ALIVE, sseFrame } from "./sse_frame.ts";
+import type { RawEvent } from "./repo.ts";
+import type { Config } from "../config.ts";
+import type { Revocations } from "../auth/revocations.ts";
+import { EVENT_STREAMS, type OpenRequests } from "../rate_limit/open_requests.ts";
+import { SSE_KEEP_ALIVE, sseFrame, sseFrames } from "./sse_frame.ts";
 
 const log = getLogger(["inbox", "events"]);
 
@@ -39,14 +42,19 @@ const streamRoute = createRoute({
       headers: NoStoreHeaders,
       content: { "text/event-stream": { schema: z.string() } },
     },
-    ...errorResponses(400, 401),
+    ...errorResponses(400, 401, 429),
   },
   security: API_SECURITY,
 });
 
 /** The event routes; `/api` authentication is applied by the app. */
 export function eventRoutes(
-  deps: EventDeps & { databaseOutage: Pick<DatabaseOutage, "absorb"> },
+  deps: EventDeps & {
+    databaseOutage: Pick<DatabaseOutage, "absorb">;
+    openRequests: Pick<OpenRequests, "open">;
+    revocations: Pick<Revocations, "hold">;
+    config: Pick<Config, "eventStreamsPerAccount" | "eventStreamKeepAliveMs">;
+  },
 ): OpenAPIHono<AppEnv> {
   return createRouter().openapi(listRoute, async (c) => {
     const page = await listEvents(deps, c.get("principal").accountId, c.req.valid("query"));
@@ -57,7 +65,7 @@ export function eventRoutes(
       { "content-type": "application/json" },
     ) as never;
   }).openapi(streamRoute, async (c) => {
-    const { accountId } = c.get("principal");
+    const { accountId, credential } = c.get("principal");
     const query = c.req.valid("query");
     const lastEventId = c.req.valid("header")["last-event-id"];
     // A reconnecting EventSource sends Last-Event-ID; it wins over the ?after= of the first connection.
@@ -67,10 +75,13 @@ export function eventRoutes(
       ? await cursorOf(deps, accountId, query.after)
       : undefined;
     const from = { afterSeq, types: query.types };
+    const close = await deps.openRequests.open(accountId, EVENT_STREAMS, deps.config.eventStreamsPerAccount);
+    // The stream ends when its key is revoked or its session ends, on whichever instance that happens.
+    const credentialHold = deps.revocations.hold(credential);
     return sseResponse(async (out) => {
       const frames = {
-        write: (event: StoredEvent) => out.write(sseFrame(event)),
-        offer: (event: StoredEvent) => out.offer(sseFrame(event)),
+        write: (events: RawEvent[]) => out.write(sseFrames(events)),
+        offer: (event: RawEvent) => out.offer(sseFrame(event)),
         ping: () => void out.offer(SSE_KEEP_ALIVE),
       };
       try {
@@ -81,7 +92,14 @@ export function eventRoutes(
         if (!deps.databaseOutage.absorb(err)) {
           log.warn("An event stream ended on an error: {error}", { error: String(err) });
         }
+      } finally {
+        credentialHold.release();
+        close();
       }
+    }, {
+      until: credentialHold.signal,
+      // A client that has read nothing for two keep-alive intervals while events wait is gone or stuck.
+      stallMs: deps.config.eventStreamKeepAliveMs * 2,
     }) as never;
   });
 }

@@ -9,7 +9,7 @@ import type { Sql } from "../db/client.ts";
 import { ApiError } from "../errors.ts";
 import { DEFAULT_PAGE_SIZE } from "../shared/cursor.ts";
 import * as repo from "./repo.ts";
-import { type LiveOut, STREAM_READ_BATCH } from "./fanout.ts";
+import { type LiveOut, STREAM_READ_BATCH, STREAM_READ_BYTES } from "./fanout.ts";
 import type { EventStreams } from "./streams.ts";
 
 /** What the event rules need. */
@@ -46,7 +46,8 @@ export async function listEvents(
 
 /** Where a stream's frames go: written at the client's pace while it catches up, offered while it is live. */
 export interface StreamOut extends LiveOut {
-  write(event: repo.StoredEvent): Promise<void>;
+  /** Writes a read's events, in order, as one chunk; resolves once the client has room for more. */
+  write(events: repo.RawEvent[]): Promise<void>;
 }
 
 /**
@@ -68,12 +69,20 @@ export async function followEvents(
   try {
     let cursor = from.afterSeq ?? await repo.lastSeq(deps.sql, accountId);
     while (!signal.aborted) {
-      const rows = await repo.listEvents(deps.sql, accountId, cursor, from.types, STREAM_READ_BATCH);
-      for (const row of rows) {
-        await out.write(row);
-        cursor = row.seq;
+      const { rows, more } = await repo.readEvents(
+        deps.sql,
+        accountId,
+        cursor,
+        from.types,
+        STREAM_READ_BATCH,
+        STREAM_READ_BYTES,
+      );
+      if (signal.aborted) return;
+      if (rows.length > 0) {
+        await out.write(rows);
+        cursor = rows.at(-1)!.seq;
       }
-      if (rows.length === STREAM_READ_BATCH) continue; // more to replay
+      if (more) continue; // more to replay
       const end = await deps.streams.live.follow(accountId, from.types, cursor, out, signal);
       cursor = end.cursor;
       // Shutting down: the stream ends, and the client reconnects (to another instance) with Last-Event-ID.

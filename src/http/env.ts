@@ -1,5 +1,6 @@
 /** The Hono environment shared by every route: what middleware puts on the context. */
 import type { Plan } from "../accounts/schemas.ts";
+import type { Credential } from "../auth/revocations.ts";
 
 /** The caller, once authenticated. */
 export interface Principal {
@@ -8,6 +9,8 @@ export interface Principal {
   plan: Plan;
   /** The API key used, when the request came with one (not with a session). */
   apiKeyId: string | undefined;
+  /** The key or session the request came with: requests that stay open end when it is revoked or expires. */
+  credential: Credential;
 }
 
 export interface AppEnv {

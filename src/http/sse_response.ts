@@ -2,9 +2,17 @@
  * A Server-Sent Events response whose frames are enqueued straight into the
  * response body: no TransformStream and no promise per frame between the
  * writer and the server, which matters when one commit wakes 1,000 streams
- * that each write the same frame. Backpressure is kept: once a client has
- * `HIGH_WATER_FRAMES` frames unread, `write` waits until it reads on. The
- * client going away (the body cancelled) aborts the writer's signal.
+ * that each write the same frame.
+ *
+ * What is queued for a client is bounded in bytes, not frames (one event may
+ * be a few bytes or a megabyte): once `HIGH_WATER_BYTES` are unread, `write`
+ * waits until the client reads on, and `offer` says the client has fallen
+ * behind. Whatever is queued beyond `MAX_QUEUED_BYTES` (possible only with
+ * frames larger than the high-water mark) ends the stream, and so does a
+ * client that leaves a `write` waiting for `stallMs`: its client resumes
+ * with Last-Event-ID and loses nothing. The client going away (the body
+ * cancelled), or `until` aborting (its credential was revoked), aborts the
+ * writer's signal and ends the response.
  */
 
 /** What a stream's producer writes to. */
@@ -13,12 +21,14 @@ export interface SseWriter {
   write(frame: Uint8Array): Promise<void>;
   /** Enqueues a frame without waiting; false when the client has fallen behind (the caller stops offering). */
   offer(frame: Uint8Array): boolean;
-  /** Aborts when the client has gone. */
+  /** Aborts when the client has gone, or the stream was ended for it. */
   signal: AbortSignal;
 }
 
-/** Frames a client may leave unread before the producer waits for it. */
-const HIGH_WATER_FRAMES = 64;
+/** Unread bytes at which a producer waits (`write`) or is told its client is behind (`offer`). */
+export const HIGH_WATER_BYTES = 32 * 1024;
+/** Unread bytes beyond which the stream is ended (the client resumes with Last-Event-ID). */
+export const MAX_QUEUED_BYTES = 1024 * 1024;
 
 const HEADERS = {
   "content-type": "text/event-stream",
@@ -28,38 +38,84 @@ const HEADERS = {
   "x-accel-buffering": "no",
 };
 
-/** Responds with the frames `produce` writes until it returns (the response then ends) or the client goes. */
-export function sseResponse(produce: (out: SseWriter) => Promise<void>): Response {
+/** How a stream may be ended for its client. */
+export interface SseOptions {
+  /** Ends the stream (a revoked credential). */
+  until?: AbortSignal;
+  /**
+   * Ends the stream when a `write` has waited this long for its client to
+   * read: a client that stopped reading gives back its place (and the
+   * buffers of its connection) and resumes with Last-Event-ID.
+   */
+  stallMs?: number;
+}
+
+/**
+ * Responds with the frames `produce` writes until it returns (the response
+ * then ends), the client goes, `until` aborts or the client stalls.
+ */
+export function sseResponse(
+  produce: (out: SseWriter) => Promise<void>,
+  { until, stallMs }: SseOptions = {},
+): Response {
   const gone = new AbortController();
   let resume: (() => void) | undefined;
   const wake = () => {
     resume?.();
     resume = undefined;
   };
+  let closed = false;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
+      const close = () => {
+        wake();
+        if (closed) return;
+        closed = true;
+        controller.close();
+      };
+      // Ended for the client (revoked, stalled, or too much queued): the producer stops too.
+      const end = () => {
+        gone.abort();
+        close();
+      };
+      const queued = () => HIGH_WATER_BYTES - (controller.desiredSize ?? 0);
       const out: SseWriter = {
         signal: gone.signal,
         write(frame) {
           if (out.offer(frame)) return Promise.resolve();
-          return new Promise<void>((done) => resume = done);
+          return new Promise<void>((done) => {
+            const stalled = stallMs === undefined ? undefined : setTimeout(end, stallMs);
+            resume = () => {
+              clearTimeout(stalled);
+              done();
+            };
+          });
         },
         offer(frame) {
           if (gone.signal.aborted) return true;
+          // A frame larger than the whole bound still goes out alone: the stream must be able to move on.
+          if (queued() > 0 && queued() + frame.byteLength > MAX_QUEUED_BYTES) {
+            end();
+            return true;
+          }
           controller.enqueue(frame);
           return (controller.desiredSize ?? 1) > 0;
         },
       };
+      // Already revoked: the producer still runs (and sees its signal aborted), so that what it holds is released.
+      if (until?.aborted) end();
+      else until?.addEventListener("abort", end, { once: true });
       produce(out).catch(() => {}).finally(() => {
-        wake();
-        if (!gone.signal.aborted) controller.close();
+        until?.removeEventListener("abort", end);
+        close();
       });
     },
     pull: wake,
     cancel() {
+      closed = true;
       gone.abort();
       wake();
     },
-  }, new CountQueuingStrategy({ highWaterMark: HIGH_WATER_FRAMES }));
+  }, new ByteLengthQueuingStrategy({ highWaterMark: HIGH_WATER_BYTES }));
   return new Response(body, { status: 200, headers: HEADERS });
 }

@@ -269,8 +269,9 @@ export async function messageSeq(db: Db, inboxId: string, id: string): Promise<s
 
 /**
  * For a wait: whether the inbox is still one of the account's live inboxes,
- * and the earliest of its messages stored after the one at `afterSeq` that
- * matches the filters. One round trip, so a woken waiter learns both at once.
+ * the earliest of its messages stored after the one at `afterSeq` that
+ * matches the filters, and the `seq` of its last message (where the wait
+ * stands once it has looked at everything so far). One round trip.
  */
 export async function firstMatching(
   db: Db,
@@ -279,10 +280,11 @@ export async function firstMatching(
   now: Date,
   afterSeq: string | undefined,
   filters: MessageFilters,
-): Promise<{ live: boolean; message: MessageRow | undefined }> {
+): Promise<{ live: boolean; message: MessageRow | undefined; lastSeq: string | null }> {
   // messages_inbox_seq_idx: the inbox's messages in the order they were stored.
-  const rows = await db<(StoredMessageRow & { live: boolean })[]>`
-    SELECT true AS live, ${db.unsafe(FULL_COLUMNS)}
+  const rows = await db<(StoredMessageRow & { live: boolean; lastSeq: string | null })[]>`
+    SELECT true AS live, (SELECT max(l.seq)::text FROM messages l WHERE l.inbox_id = i.id) AS last_seq,
+      ${db.unsafe(FULL_COLUMNS)}
     FROM inboxes i LEFT JOIN LATERAL (
       SELECT m.id, m.inbox_id, m.from_address, m.to_address, m.subject, m.size, m.received_at, m.text_body,
         m.html_body, m.headers, m.attachments, m.codes, m.links
@@ -295,8 +297,96 @@ export async function firstMatching(
     ) m ON true
     WHERE i.id = ${inboxId} AND i.account_id = ${accountId} AND i.expires_at > ${now}`;
   const row = rows[0];
-  if (!row) return { live: false, message: undefined };
-  return { live: true, message: row.id === null ? undefined : fromStored(row) };
+  if (!row) return { live: false, message: undefined, lastSeq: null };
+  const { lastSeq, live: _live, ...message } = row;
+  return { live: true, message: row.id === null ? undefined : fromStored(message), lastSeq };
+}
+
+/** One wait of a group: where it stands in the inbox (a message `seq`) and its filters. */
+export interface WaitPosition {
+  afterSeq: string;
+  filters: MessageFilters;
+}
+
+/** What a group's read found: each wait's first match, and how far the read went. */
+export interface Arrivals {
+  /** The inbox is still one of the account's live inboxes. */
+  live: boolean;
+  /** The `seq` of the last message read (null when none arrived after the waits' positions). */
+  lastSeq: string | null;
+  /** How many messages it read. */
+  read: number;
+  /** The read stopped at its bound: more messages may follow `lastSeq`. */
+  more: boolean;
+  /** For each wait, in the order given, the id of its earliest matching message read (null: none). */
+  matches: (string | null)[];
+}
+
+/**
+ * For the waits of one inbox woken together: the messages that arrived after
+ * the earliest of their positions (at most `limit`), each lowercased once,
+ * and for every wait the first of them after its own position that matches
+ * its filters, with the same conditions as `filterConditions`. One round
+ * trip for a whole group, whose cost is what arrived, not what the inbox
+ * holds: 300 waits on one inbox used to read its history once each on every
+ * wake-up.
+ */
+export async function matchArrivals(
+  db: Db,
+  accountId: string,
+  inboxId: string,
+  now: Date,
+  waits: WaitPosition[],
+  limit: number,
+): Promise<Arrivals> {
+  const column = <T>(f: (w: WaitPosition) => T) => waits.map(f);
+  const rows = await db<{ live: boolean; lastSeq: string | null; fetched: number; matches: string[] }[]>`
+    WITH w AS (
+      SELECT * FROM unnest(
+        ${column((w) => w.afterSeq)}::bigint[],
+        ${column((w) => w.filters.from || null)}::text[],
+        ${column((w) => w.filters.subject || null)}::text[],
+        ${column((w) => w.filters.contains || null)}::text[],
+        ${column((w) => w.filters.since?.toISOString() ?? null)}::timestamptz[]
+      ) WITH ORDINALITY AS w(after_seq, f_from, f_subject, f_contains, f_since, ord)
+    ), fresh AS MATERIALIZED (
+      -- messages_inbox_seq_idx: what arrived after the earliest position, in the order it was stored.
+      SELECT m.seq, m.id, m.received_at, lower(m.from_address) AS from_l, lower(m.subject) AS subject_l,
+        lower(coalesce(m.text_body, '')) AS text_l, lower(coalesce(m.html_body, '')) AS html_l
+      FROM messages m
+      WHERE m.inbox_id = ${inboxId} AND m.seq > (SELECT min(after_seq) FROM w)
+      ORDER BY m.seq
+      LIMIT ${limit}
+    )
+    SELECT
+      EXISTS (
+        SELECT 1 FROM inboxes i WHERE i.id = ${inboxId} AND i.account_id = ${accountId} AND i.expires_at > ${now}
+      ) AS live,
+      (SELECT max(f.seq)::text FROM fresh f) AS last_seq,
+      (SELECT count(*)::int FROM fresh) AS fetched,
+      -- '' for no match: the driver reads a NULL inside an array as the text "NULL".
+      ARRAY(
+        SELECT coalesce((
+          SELECT f.id FROM fresh f
+          WHERE f.seq > w.after_seq
+            AND (w.f_from IS NULL OR strpos(f.from_l, lower(w.f_from)) > 0)
+            AND (w.f_subject IS NULL OR strpos(f.subject_l, lower(w.f_subject)) > 0)
+            AND (w.f_contains IS NULL OR strpos(f.text_l, lower(w.f_contains)) > 0
+              OR strpos(f.html_l, lower(w.f_contains)) > 0)
+            AND (w.f_since IS NULL OR f.received_at >= w.f_since)
+          ORDER BY f.seq
+          LIMIT 1
+        ), '')
+        FROM w ORDER BY w.ord
+      ) AS matches`;
+  const row = rows[0]!;
+  return {
+    live: row.live,
+    lastSeq: row.lastSeq,
+    read: row.fetched,
+    more: row.fetched === limit,
+    matches: row.matches.map((id) => id === "" ? null : id),
+  };
 }
 
 /** The bytes a message arrived as; undefined when there is no such message or it predates raw storage. */

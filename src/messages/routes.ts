@@ -1,6 +1,10 @@
 /** HTTP layer of messages: every plan, free included. */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/env.ts";
+import type { Config } from "../config.ts";
+import { unauthorized } from "../errors.ts";
+import type { Revocations } from "../auth/revocations.ts";
+import { MESSAGE_WAITS, type OpenRequests } from "../rate_limit/open_requests.ts";
 import { createRouter } from "../http/router.ts";
 import { NoStoreHeaders } from "../http/security_headers.ts";
 import { API_SECURITY, errorResponses, jsonResponse, SuccessSchema } from "../http/schemas.ts";
@@ -43,7 +47,7 @@ const waitRoute = createRoute({
   responses: {
     200: { ...jsonResponse("The earliest matching message after the cursor", MessageSchema), headers: NoStoreHeaders },
     204: { description: "Nothing matched within timeoutMs", headers: NoStoreHeaders },
-    ...errorResponses(400, 401, 404),
+    ...errorResponses(400, 401, 404, 429),
   },
   security: API_SECURITY,
 });
@@ -117,13 +121,35 @@ export function contentDisposition(filename: string | null): string {
 }
 
 /** The message routes; `/api` authentication is applied by the app. */
-export function messageRoutes(deps: MessageDeps): OpenAPIHono<AppEnv> {
+export function messageRoutes(
+  deps: MessageDeps & {
+    openRequests: Pick<OpenRequests, "open">;
+    revocations: Pick<Revocations, "hold">;
+    config: Pick<Config, "messageWaitsPerAccount">;
+  },
+): OpenAPIHono<AppEnv> {
   const app = createRouter();
   // The wait is registered before `{messageId}` so that `wait` is never read as a message id.
   return app.openapi(waitRoute, async (c) => {
     const { id } = c.req.valid("param");
     const query = c.req.valid("query");
-    const message = await waitForMessage(deps, c.get("principal").accountId, id, query, c.req.raw.signal);
+    const { accountId, credential } = c.get("principal");
+    // A wait whose key is revoked (or whose session ends) meanwhile answers 401, on whichever instance it is.
+    const credentialHold = deps.revocations.hold(credential);
+    let message;
+    try {
+      message = await waitForMessage(
+        deps,
+        accountId,
+        id,
+        query,
+        AbortSignal.any([c.req.raw.signal, credentialHold.signal]),
+        () => deps.openRequests.open(accountId, MESSAGE_WAITS, deps.config.messageWaitsPerAccount),
+      );
+      if (credentialHold.signal.aborted) throw unauthorized();
+    } finally {
+      credentialHold.release();
+    }
     if (!message) return c.body(null, 204);
     return c.json(toMessageJson(message), 200);
   }).openapi(listMessagesRoute, async (c) => {

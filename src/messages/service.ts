@@ -13,6 +13,7 @@ import { DEFAULT_PAGE_SIZE, type Page, toPage } from "../shared/cursor.ts";
 import * as repo from "./repo.ts";
 import type { AttachmentMeta, MessageFilters, MessageRow, MessageSummaryRow } from "./schemas.ts";
 import type { MessageWaiters } from "./waiters.ts";
+import type { Close } from "../rate_limit/open_requests.ts";
 
 /** What the message rules need. */
 export interface MessageDeps {
@@ -69,6 +70,11 @@ export async function getMessage(
  * within `timeoutMs` or the client went away (`signal`). 404 when the inbox
  * is not one of the account's live inboxes, also when it is deleted or
  * expires during the wait.
+ *
+ * The first look reads the inbox's history once; then the wait joins the
+ * inbox's group (wait_groups.ts), which reads only what arrives. A wait that
+ * holds counts towards the account's bound (`open`, which refuses with 429);
+ * one answered at once does not.
  */
 export async function waitForMessage(
   deps: MessageDeps,
@@ -76,6 +82,7 @@ export async function waitForMessage(
   inboxId: string,
   query: FilterQuery & { after?: string | undefined; timeoutMs: number },
   signal: AbortSignal,
+  open: () => Promise<Close>,
 ): Promise<MessageRow | undefined> {
   const deadline = performance.now() + query.timeoutMs;
   const inbox = await getInbox(deps, accountId, inboxId);
@@ -86,24 +93,48 @@ export async function waitForMessage(
     ]);
   }
   const filters = filtersOf(query);
-  while (true) {
-    // Armed before the read: a message stored between the read and the wait still wakes it.
-    const armed = deps.waiters.arm(inbox.id);
-    try {
-      const found = await repo.firstMatching(deps.sql, accountId, inbox.id, deps.clock.now(), after, filters);
-      if (!found.live) throw inboxNotFound();
-      if (found.message) return found.message;
+  const look = async (afterSeq: string | undefined) => {
+    const found = await repo.firstMatching(deps.sql, accountId, inbox.id, deps.clock.now(), afterSeq, filters);
+    if (!found.live) throw inboxNotFound();
+    return found;
+  };
+  const first = await look(after);
+  if (first.message) return first.message;
+  if (query.timeoutMs <= 0 || signal.aborted) return undefined;
+  const close = await open();
+  try {
+    // "0" when the inbox has no message yet: every seq is above it.
+    const at = first.lastSeq ?? after ?? "0";
+    while (true) {
       const left = deadline - performance.now();
-      if (left <= 0) return undefined;
-      // Wake up when the inbox expires too, to answer its 404 then.
-      const untilExpiry = inbox.expiresAt.getTime() - deps.clock.now().getTime() + 1;
-      const end = await armed.wait(Math.min(left, untilExpiry), signal);
-      // The client left, or the server is shutting down: nothing (a client's next poll goes to a live instance).
-      if (end === "aborted" || end === "closed") return undefined;
-      // Woken or timed out: look once more (a timeout's last look answers 204 if it finds nothing).
-    } finally {
-      armed.disarm();
+      const end = left <= 0
+        ? { how: "timeout" as const, afterSeq: at }
+        : await deps.waiters.groups.wait(inbox, at, filters, left, signal);
+      switch (end.how) {
+        case "matched": {
+          const message = await repo.findMessage(deps.sql, inbox.id, end.messageId);
+          // Deleted since it matched: wait on for the next one.
+          if (message) return message;
+          continue;
+        }
+        case "gone":
+          throw inboxNotFound();
+        case "failed":
+          throw end.error;
+        // The client left, or the server is shutting down: nothing (a client's next poll goes to a live instance).
+        case "aborted":
+        case "closed":
+          return undefined;
+        case "timeout": {
+          // One last look of its own at what arrived after its position: a message stored just before the
+          // deadline whose wake-up had not reached the group yet still answers.
+          const last = await look(end.afterSeq);
+          return last.message;
+        }
+      }
     }
+  } finally {
+    close();
   }
 }
 

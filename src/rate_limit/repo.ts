@@ -76,3 +76,26 @@ export async function purgeLockouts(db: Db, before: Date): Promise<number> {
   const rows = await db`DELETE FROM rate_limit_lockouts WHERE locked_until < ${before} RETURNING 1`;
   return rows.length;
 }
+
+/** Opens a request for the account if fewer than `limit` of its kind are open; false otherwise. */
+export async function openRequest(
+  db: Db,
+  r: { id: string; accountId: string; kind: string; limit: number; leaseMs: number },
+): Promise<boolean> {
+  const rows = await db<{ opened: boolean }[]>`
+    SELECT open_requests_open(${r.id}, ${r.accountId}, ${r.kind}, ${r.limit}, ${r.leaseMs} * interval '1 millisecond')
+      AS opened`;
+  return rows[0]!.opened;
+}
+
+/** Closes open requests (their requests ended). */
+export async function closeRequests(db: Db, ids: string[]): Promise<void> {
+  await db`DELETE FROM open_requests WHERE id = ANY(${ids}::text[])`;
+}
+
+/** Extends the lease of requests still open. */
+export async function renewRequests(db: Db, ids: string[], leaseMs: number): Promise<void> {
+  await db`
+    UPDATE open_requests SET lease_until = clock_timestamp() + ${leaseMs} * interval '1 millisecond'
+    WHERE id = ANY(${ids}::text[])`;
+}

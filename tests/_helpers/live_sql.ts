@@ -25,7 +25,11 @@ export async function staleFunctionsSql(): Promise<string> {
   const parts: string[] = [];
   for (const url of LIVE_SQL) {
     for (const m of (await Deno.readTextFile(url)).matchAll(DEFINITION)) {
-      parts.push(`CREATE OR REPLACE FUNCTION ${m[1]}(${m[2]}AS $$\nBEGIN\n  -- An older release.\n  RETURN;\nEND\n$$;`);
+      // A set-returning function ends with a bare RETURN; any other returns a value (NULL does).
+      const result = /RETURNS (TABLE|SETOF)\b/i.test(m[2]!) ? "RETURN;" : "RETURN NULL;";
+      parts.push(
+        `CREATE OR REPLACE FUNCTION ${m[1]}(${m[2]}AS $$\nBEGIN\n  -- An older release.\n  ${result}\nEND\n$$;`,
+      );
     }
   }
   return parts.join("\n");

@@ -243,6 +243,7 @@ const RELEASED: Record<string, string> = {
   "src/db/migrations/0013_record_failures.sql": "c3b45babe51c007c334de92c89c69dfed2cbd5a29e921a5cd3c3e9bf5bf3c7ff",
   "src/db/migrations/0014_drop_in_flight_indexes.sql":
     "7f20ea4359915e7e8b2323bf70c69d32568e3a78ab5847057f4ac378dcf3f9cc",
+  "src/db/migrations/0015_open_requests.sql": "c9644b2efde7de979221905f7c8d2732514e2f51d95482613758f148701e3edd",
 };
 
 Deno.test("released migrations never change (their checksums are pinned)", async () => {
