@@ -12,7 +12,7 @@ import { newEvent } from "../deliveries/outbox.ts";
 import { INBOX_CHANNEL, type InboxDeps } from "../inboxes/service.ts";
 import { Batcher } from "../shared/batcher.ts";
 import { newId } from "../shared/ids.ts";
-import { extractCodes, extractLinks } from "./extract.ts";
+import { extractCodes, extractLinks } from "./extract/mod.ts";
 import * as repo from "./repo.ts";
 import type { Link } from "./schemas.ts";
 import type { EventDataMap } from "../events/schemas.ts";

@@ -4,7 +4,7 @@
  * with the codes and links a person would find in it. The extractor is scored
  * against these; expectations were written from the mail, not from its output.
  */
-import type { Link, MailContent } from "../../src/messages/extract.ts";
+import type { Link, MailContent } from "../../src/messages/extract/mod.ts";
 
 /** A corpus mail and what should be extracted from it. */
 export interface CorpusMail extends MailContent {

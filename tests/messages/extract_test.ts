@@ -4,7 +4,7 @@
  * per rule, then hostile input that must stay fast and never throw.
  */
 import assert from "node:assert/strict";
-import { extractCodes, extractLinks, type MailContent } from "../../src/messages/extract.ts";
+import { extractCodes, extractLinks, type MailContent } from "../../src/messages/extract/mod.ts";
 import { corpus } from "./corpus.ts";
 
 /** A mail with only the given parts. */
