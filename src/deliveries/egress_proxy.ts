@@ -19,6 +19,10 @@
  * `fetch` reports a refused tunnel by the SOCKS reply code alone, so the
  * reason also stays here for the client to read back (`refusal`), keyed by
  * the requested `host:port`.
+ *
+ * Deno 2.9 has no API that pins a connection while TLS checks the name (its
+ * `tcp` proxy transport sends https requests in plain text): why, and what
+ * would let this proxy go, in docs/workarounds.md.
  */
 import { resolveSafeAddresses, type UrlCheckOptions } from "../url_safety/check_url.ts";
 import { randomToken, timingSafeEqualText } from "../shared/crypto.ts";

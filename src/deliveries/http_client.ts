@@ -47,7 +47,8 @@ const NO_PROXY_VARIABLES = ["NO_PROXY", "no_proxy"];
  * Deno reads NO_PROXY when the client is created and then connects straight
  * to any host it lists, explicit proxy or not: that would bypass every
  * address check. The client is created with the variables unset, and they are
- * put back at once for the rest of the process.
+ * put back at once for the rest of the process. A test fails when Deno stops
+ * doing so (then this can go: docs/workarounds.md).
  */
 function withoutNoProxy<T>(create: () => T): T {
   const saved = NO_PROXY_VARIABLES.map((name) => [name, Deno.env.get(name)] as const);
@@ -59,8 +60,11 @@ function withoutNoProxy<T>(create: () => T): T {
   }
 }
 
-/** The innermost message of a fetch failure, without its "error sending request for url (...)" wrapping. */
-function innerMessage(err: unknown): string {
+/**
+ * The innermost message of a fetch failure, without its "error sending request for url (...)" wrapping.
+ * Deno's wording, not an API: tests/deliveries/http_client_test.ts reads it for every refusal the proxy sends.
+ */
+export function innerMessage(err: unknown): string {
   let e = err as { message?: string; cause?: unknown } | undefined;
   while (e?.cause !== undefined && e.cause !== null) e = e.cause as typeof e;
   const message = e?.message ?? String(err);
@@ -74,8 +78,11 @@ function describeFailure(message: string): string {
   return `Network error: ${message}`;
 }
 
-/** What `fetch` says when the proxy refuses a tunnel: the text of the SOCKS reply code (tokio-socks). */
-const REFUSED_TUNNEL = new Set([
+/**
+ * What `fetch` says when the proxy refuses a tunnel: the text of the SOCKS reply code (tokio-socks, inside
+ * Deno). Not an API either: a Deno whose wording differs fails tests/deliveries/http_client_test.ts.
+ */
+export const REFUSED_TUNNEL: ReadonlySet<string> = new Set([
   "General SOCKS server failure",
   "Connection not allowed by ruleset",
   "Network unreachable",

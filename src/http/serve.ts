@@ -7,8 +7,9 @@
  * would exhaust the process's descriptors.
  *
  * Here the listener accepts connections itself and serves each with Deno's
- * per-connection server (`serveHttpOnConnection`, the function behind
- * `Deno.serve` and `node:http`'s server). Every connection must present a
+ * per-connection server (`serveHttpOnConnection`, the sibling of the
+ * `serveHttpOnListener` that `Deno.serve` runs: the same hyper server and
+ * request path, given one connection). Every connection must present a
  * complete request head within `headersTimeoutMs` of being accepted and of
  * its last response being delivered (`info.completed`); otherwise it is shut
  * down. A request being handled or a response still streaming (a long poll,
@@ -18,7 +19,9 @@
  *
  * `serveHttpOnConnection` is reachable only through `Deno[Deno.internal]`: if
  * a Deno release drops it, the listener falls back to `Deno.serve` (no header
- * deadline) and says so in the log, rather than failing to start.
+ * deadline) and says so in the log, rather than failing to start;
+ * tests/hardening/header_timeout_test.ts fails on such a Deno. When to remove
+ * it: docs/workarounds.md.
  */
 import { getLogger } from "@logtape/logtape";
 

@@ -11,9 +11,11 @@
  * arms the timer, `SMTPConnection.prototype.init`, with the same steps and
  * the configured delay (and the client's address given to the logger before
  * a refusal over SMTP_MAX_CONNECTIONS, so that the refusal's line names it).
- * It is installed once, when this module loads; the SMTP tests hold the
+ * It is installed once, when this module loads. The SMTP tests hold the
  * behaviour (an early talker is refused with a delay, greeted without one),
- * so an upgrade of smtp-server that changes `init` shows there.
+ * and tests/smtp/greeting_delay_test.ts compares smtp-server's own `init`
+ * with the one this copies, so an upgrade that changes it fails there
+ * (docs/workarounds.md).
  */
 import { SMTPConnection } from "smtp-server/lib/smtp-connection.js";
 
@@ -33,6 +35,9 @@ interface ConnectionInternals {
 }
 
 const prototype = (SMTPConnection as unknown as { prototype: ConnectionInternals & { init(): void } }).prototype;
+
+/** smtp-server's own `init`, as this module found it (its source is compared with the one copied here). */
+export const replacedInit: () => void = prototype.init;
 
 prototype.init = function (this: ConnectionInternals) {
   this._setListeners(() => {

@@ -10,6 +10,9 @@
  *
  * Nothing else smtp-server logs (each command, connection chatter) is kept:
  * only the last command of a session and its address, until it closes.
+ *
+ * The entries' fields (`tnx`, `cid`, `host`, the reply as first argument) are
+ * not documented by smtp-server: docs/workarounds.md lists this reliance.
  */
 import type { Logger } from "@logtape/logtape";
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { reconnectDelaySeconds } from "../../src/db/client.ts";
 import { TEST_DATABASE_URL } from "../_helpers/db.ts";
+import { sleep, waitUntil } from "../_helpers/wait.ts";
 
 Deno.test("reconnecting starts at 50 ms and never waits more than 250 ms, however long the outage", () => {
   assert.equal(reconnectDelaySeconds(0), 0.05);
@@ -23,6 +24,36 @@ Deno.test("vendored postgres.js: sql.begin() reserves its connection even when B
     assert.deepEqual(results, [0, 1, 2, 3, 4, 5, 6, 7]);
   } finally {
     await sql.end();
+  }
+});
+
+Deno.test("vendored postgres.js: a write on a connection whose server went away does not crash the process", async () => {
+  // Upstream 3.4.9 schedules a short write with setImmediate and runs it on the socket that
+  // closed() has set to null: an uncaught TypeError out of a timer, which ends the process (the
+  // restart drill lost 4 processes in about 29 restarts; porsager/postgres#1208 has this
+  // deterministic form). A connection held by sql.reserve() is not replaced when its server
+  // goes away, so its next query writes to the closed connection at once.
+  const sql = postgres(TEST_DATABASE_URL, { max: 2, onnotice: () => {} });
+  const admin = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
+  const reserved = await sql.reserve();
+  try {
+    const pid = (await reserved<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`)[0]!.pid;
+    await admin`SELECT pg_terminate_backend(${pid})`;
+    await waitUntil(
+      async () => (await admin`SELECT 1 FROM pg_stat_activity WHERE pid = ${pid}`).length === 0,
+      5_000,
+      () => `backend ${pid} still listed`,
+    );
+    await sleep(100); // the client reads the close
+    const outcome = reserved`SELECT 1`.then(() => "answered", (err) => String(err.code));
+    // The guard drops the write (an uncaught TypeError would fail this test). The query is not
+    // answered; upstream's proposed fix (porsager/postgres#1209) rejects it with CONNECTION_CLOSED.
+    const settled = await Promise.race([outcome, sleep(500).then(() => "pending")]);
+    assert.ok(["pending", "CONNECTION_CLOSED"].includes(settled), `the query on the closed connection: ${settled}`);
+  } finally {
+    reserved.release();
+    await sql.end({ timeout: 1 });
+    await admin.end();
   }
 });
 

@@ -39,6 +39,9 @@ const DEV_TOOLS = [
   // The build tree of the Scalar bundle, which is vendored instead (vendor/scalar/).
   "@scalar/api-reference",
   "vue",
+  // The registry's postgres.js, which only the check of vendor/postgres/PATCHES.diff reads: the service runs the
+  // vendored copy.
+  "postgres",
 ];
 
 /** `@scope/name@1.2.3_peer@4` -> `@scope/name`. */

@@ -1,4 +1,5 @@
-// Inbox Service: Node globals imported explicitly (a local module, not an npm package, in Deno).
+// Inbox Service: Node built-ins with the node: prefix and Node globals imported explicitly
+// (a local module, not an npm package, in Deno).
 import { Buffer } from 'node:buffer'
 import { setTimeout, clearTimeout, setImmediate, clearImmediate } from 'node:timers'
 import net from 'node:net'
@@ -437,6 +438,8 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
       error(Errors.connection('CONNECTION_DESTROYED', options))
 
     clearImmediate(nextWriteTimer)
+    // Inbox Service patch (see PATCHED.md): forget the cleared write and its bytes, so that the
+    // next write schedules its own flush and nothing queued for this socket reaches another.
     nextWriteTimer = null
     chunk = null
     if (socket) {
@@ -452,6 +455,8 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     remaining = 0
     incomings = null
     clearImmediate(nextWriteTimer)
+    // Inbox Service patch (see PATCHED.md): as in terminate(); the connection object is reused
+    // by its reconnect, which must not start with the old socket's pending bytes.
     nextWriteTimer = null
     chunk = null
     socket.removeListener('data', data)

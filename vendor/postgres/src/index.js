@@ -1,5 +1,6 @@
 /* @ts-self-types="../types/index.d.ts" */
-// Inbox Service: Node globals imported explicitly (a local module, not an npm package, in Deno).
+// Inbox Service: the types come from ../types (line above); Node built-ins with the node: prefix and
+// Node globals imported explicitly (a local module, not an npm package, in Deno).
 import process from 'node:process'
 import { setTimeout, clearTimeout } from 'node:timers'
 import os from 'node:os'
@@ -279,6 +280,7 @@ function Postgres(a, b) {
           const x = fn(sql)
           Promise.resolve(Array.isArray(x) ? Promise.all(x) : x).then(resolve, reject)
         })
+        // Inbox Service patch (see begin() above): BEGIN's own outcome, before COMMIT.
         begun && await begun
 
         if (uncaughtError)

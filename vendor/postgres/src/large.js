@@ -1,3 +1,4 @@
+// Inbox Service: Node built-in imported with the node: prefix (a local module, not an npm package, in Deno).
 import Stream from 'node:stream'
 
 export default function largeObject(sql, oid, mode = 0x00020000 | 0x00040000) {

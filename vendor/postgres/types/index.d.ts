@@ -732,4 +732,5 @@ declare namespace postgres {
   }
 }
 
+// Inbox Service: an ES module default export (Deno type-checks src/index.js as one), not `export = postgres`.
 export default postgres;
