@@ -29,7 +29,7 @@ export interface LiveEnd {
 /** A stream's side of the group: frames offered to its response. */
 export interface LiveOut {
   /** Hands the event's frame to the response; false when the client has fallen behind. */
-  offer(event: repo.RawEvent): boolean;
+  offer(event: repo.FrameEvent): boolean;
   ping(): void;
 }
 
@@ -38,6 +38,7 @@ const RING_ROWS = 256;
 const RING_BYTES = 1024 * 1024;
 /** Events read per query, by a group and by a stream catching up on its own, and their bytes beyond the first. */
 export const STREAM_READ_BATCH = 500;
+/** A read's bytes: one chunk of about the stream's high-water mark (http/sse_response.ts explains the size). */
 export const STREAM_READ_BYTES = 32 * 1024;
 
 interface Member {
@@ -53,7 +54,7 @@ class LiveGroup {
   cursor: bigint;
   /** The ring covers every row of the filter with a seq in (ringFrom, cursor]. */
   ringFrom: bigint;
-  readonly ring: { seq: bigint; row: repo.RawEvent }[] = [];
+  readonly ring: { seq: bigint; row: repo.FrameEvent }[] = [];
   ringBytes = 0;
   stopped = false;
   /** Aborts the group's wait when its last member leaves. */
@@ -69,15 +70,15 @@ class LiveGroup {
   }
 
   /** Hands rows to every member (those it has not written yet); members that fall behind leave. */
-  deliver(rows: repo.RawEvent[]): void {
+  deliver(rows: repo.FrameEvent[]): void {
     const frames = rows.map((row) => ({ seq: BigInt(row.seq), row }));
     for (const frame of frames) {
       this.ring.push(frame);
-      this.ringBytes += frame.row.payload.byteLength;
+      this.ringBytes += frame.row.frame.byteLength;
       while (this.ring.length > RING_ROWS || (this.ringBytes > RING_BYTES && this.ring.length > 1)) {
         const dropped = this.ring.shift()!;
         this.ringFrom = dropped.seq;
-        this.ringBytes -= dropped.row.payload.byteLength;
+        this.ringBytes -= dropped.row.frame.byteLength;
       }
     }
     this.cursor = frames.at(-1)!.seq;
@@ -91,7 +92,7 @@ class LiveGroup {
 }
 
 /** Offers the frames the member has not written yet; false when its client fell behind. */
-function offerAll(member: Member, frames: { seq: bigint; row: repo.RawEvent }[]): boolean {
+function offerAll(member: Member, frames: { seq: bigint; row: repo.FrameEvent }[]): boolean {
   let keepsUp = true;
   for (const { seq, row } of frames) {
     if (seq <= member.cursor) continue;

@@ -123,17 +123,17 @@ export async function listEvents(
     LIMIT ${limit}`;
 }
 
-/** An event as a stream reads it: the envelope as the UTF-8 bytes stored, never decoded into a string. */
-export interface RawEvent {
+/** An event as a live stream writes it: its id, its place in the log and its frame. */
+export interface FrameEvent {
   id: string;
   seq: string;
-  type: string;
-  payload: Uint8Array;
+  /** The event's Server-Sent Events frame (`frameSql`), as the bytes the driver received. */
+  frame: Uint8Array;
 }
 
-/** A stream's read: events in log order, and whether more were left unread. */
+/** A live group's read: events in log order, and whether more were left unread. */
 export interface StreamBatch {
-  rows: RawEvent[];
+  rows: FrameEvent[];
   /** The read stopped at its row or byte bound: there may be more after the last row. */
   more: boolean;
 }
@@ -141,14 +141,12 @@ export interface StreamBatch {
 const decoder = new TextDecoder();
 
 /**
- * The account's events after `afterSeq` for a stream: at most `limit` events
- * and, beyond the first, no more than `maxBytes` of envelopes, so that a
- * stream's read holds a bounded amount of memory however large the events
- * are (a message's subject and links make an event anything from 300 bytes
- * to megabytes). The envelopes come as the bytes the driver received, not as
- * strings: a stream only copies them into its frames, and 20 streams
- * replaying 20 MB each (the bound's benchmark) turned every byte into a
- * string and back.
+ * The account's events after `afterSeq` for the streams that follow its log
+ * live (events/fanout.ts), each as its frame: at most `limit` events and,
+ * beyond the first, no more than `maxBytes` of envelopes, so that a read
+ * holds a bounded amount of memory however large the events are (a
+ * message's subject and links make an event anything from 300 bytes to
+ * megabytes). The frames come as bytes, never decoded into strings.
  */
 export async function readEvents(
   db: Db,
@@ -158,32 +156,96 @@ export async function readEvents(
   limit: number,
   maxBytes: number,
 ): Promise<StreamBatch> {
-  // octet_length of a stored value reads its size from the TOAST header, not the value itself.
   const rows: Uint8Array[][] = await db`
-    SELECT x.id, x.seq, x.type, x.payload, x.fetched FROM (
-      SELECT l.*, count(*) OVER () AS fetched,
-        sum(octet_length(l.payload)) OVER (ORDER BY l.seq) - octet_length(l.payload) AS before
-      FROM (
-        SELECT e.id, e.seq, e.type, e.payload FROM events e
-        WHERE e.account_id = ${accountId} AND e.seq > ${afterSeq}::bigint
-          ${types.length > 0 ? db`AND e.type = ANY(${types as string[]}::text[])` : db``}
-        ORDER BY e.seq
-        LIMIT ${limit}
-      ) l
-    ) x
+    SELECT x.id, x.seq, ${frameSql(db, "x")}, x.fetched FROM (${boundedRead(db, accountId, afterSeq, types, limit)}) x
     WHERE x.before < ${maxBytes}
     ORDER BY x.seq`.raw();
-  const fetched = rows.length === 0 ? 0 : Number(decoder.decode(rows[0]![4]));
+  const fetched = rows.length === 0 ? 0 : Number(decoder.decode(rows[0]![3]));
   return {
-    // Every column is NOT NULL: four values on every row.
-    rows: rows.map(([id, seq, type, payload]) => ({
+    // Every column is NOT NULL: three values on every row.
+    rows: rows.map(([id, seq, frame]) => ({
       id: decoder.decode(id!),
       seq: decoder.decode(seq!),
-      type: decoder.decode(type!),
-      payload: payload!,
+      // A copy: a view would hold the driver's whole buffer for as long as the group's ring keeps the row.
+      frame: frame!.slice(),
     })),
     more: fetched === limit || rows.length < fetched,
   };
+}
+
+/**
+ * The account's events after `afterSeq` (at most `limit`, in log order) with
+ * `fetched`, how many that is, and `before`, the bytes of the envelopes ahead
+ * of each: a read keeps the rows whose `before` is under its byte bound.
+ */
+function boundedRead(db: Db, accountId: string, afterSeq: string, types: readonly string[], limit: number) {
+  // octet_length of a stored value reads its size from the TOAST header, not the value itself.
+  return db`
+    SELECT l.*, count(*) OVER () AS fetched,
+      sum(octet_length(l.payload)) OVER (ORDER BY l.seq) - octet_length(l.payload) AS before
+    FROM (
+      SELECT e.id, e.seq, e.type, e.payload FROM events e
+      WHERE e.account_id = ${accountId} AND e.seq > ${afterSeq}::bigint
+        ${types.length > 0 ? db`AND e.type = ANY(${types as string[]}::text[])` : db``}
+      ORDER BY e.seq
+      LIMIT ${limit}
+    ) l`;
+}
+
+/** A replay's read: its events' frames as one buffer, where it stands after them, and whether more are left. */
+export interface FrameBatch {
+  /** The Server-Sent Events frames of the events read, in log order (empty when none). */
+  frames: Uint8Array;
+  /** The seq of the last event read (undefined when none). */
+  lastSeq: string | undefined;
+  more: boolean;
+}
+
+/**
+ * `readEvents` for a stream catching up on its own: the same events, their
+ * frames assembled by the database into one buffer, which the stream copies
+ * once and writes as one chunk. No object per event is made: with 20 streams
+ * replaying 20 MB of 1 KB events to clients that do not read, an object per
+ * event and its frame's parts added 115 MiB to the service, one buffer per
+ * read 79 MiB (tests/bench/README.md, "tenants").
+ */
+export async function readFrames(
+  db: Db,
+  accountId: string,
+  afterSeq: string,
+  types: readonly string[],
+  limit: number,
+  maxBytes: number,
+): Promise<FrameBatch> {
+  const rows: (Uint8Array | null)[][] = await db`
+    SELECT string_agg(${frameSql(db, "x")}, '' ORDER BY x.seq), max(x.seq)::text, max(x.fetched), count(*)
+    FROM (${boundedRead(db, accountId, afterSeq, types, limit)}) x
+    WHERE x.before < ${maxBytes}`.raw();
+  const [frames, last, fetched, read] = rows[0]!;
+  const n = (b: Uint8Array | null | undefined) => b ? Number(decoder.decode(b)) : 0;
+  return {
+    // A copy: the driver's buffer holds the whole message it arrived in.
+    frames: frames ? frames.slice() : new Uint8Array(),
+    lastSeq: last ? decoder.decode(last) : undefined,
+    more: n(fetched) === limit || n(read) < n(fetched),
+  };
+}
+
+/**
+ * An event's Server-Sent Events frame, in SQL, from the columns `id`, `type`
+ * and `payload` of `table`: `event: <type>`, one `data:` line per line of the
+ * envelope, `id: <id>` and a blank line. The frame is made where the rows
+ * are, so that the service never holds an event as a string: an envelope is
+ * JSON.stringify output, one line, and the regular expression runs only on
+ * one that has a line break.
+ */
+function frameSql(db: Db, table: string) {
+  const t = db(table);
+  return db`'event: ' || ${t}.type || E'\ndata: ' ||
+    CASE WHEN strpos(${t}.payload, E'\n') > 0 OR strpos(${t}.payload, E'\r') > 0
+      THEN regexp_replace(${t}.payload, E'\r\n|\r|\n', E'\ndata: ', 'g')
+      ELSE ${t}.payload END ||
+    E'\nid: ' || ${t}.id || E'\n\n'`;
 }
 
 /** The place of one of the account's events in its log; undefined when it is not one (or no longer kept). */

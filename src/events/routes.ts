@@ -9,11 +9,11 @@ import { NoStoreHeaders } from "../http/security_headers.ts";
 import { API_SECURITY, errorResponses } from "../http/schemas.ts";
 import { EventListQuerySchema, EventListSchema, EventStreamHeadersSchema, EventStreamQuerySchema } from "./schemas.ts";
 import { cursorOf, type EventDeps, followEvents, listEvents } from "./service.ts";
-import type { RawEvent } from "./repo.ts";
+import type { FrameEvent } from "./repo.ts";
 import type { Config } from "../config.ts";
 import type { Revocations } from "../auth/revocations.ts";
 import { EVENT_STREAMS, type OpenRequests } from "../rate_limit/open_requests.ts";
-import { SSE_KEEP_ALIVE, sseFrame, sseFrames } from "./sse_frame.ts";
+import { SSE_KEEP_ALIVE } from "./sse_frame.ts";
 
 const log = getLogger(["inbox", "events"]);
 
@@ -80,8 +80,8 @@ export function eventRoutes(
     const credentialHold = deps.revocations.hold(credential);
     return sseResponse(async (out) => {
       const frames = {
-        write: (events: RawEvent[]) => out.write(sseFrames(events)),
-        offer: (event: RawEvent) => out.offer(sseFrame(event)),
+        write: (chunk: Uint8Array) => out.write(chunk),
+        offer: (event: FrameEvent) => out.offer(event.frame),
         ping: () => void out.offer(SSE_KEEP_ALIVE),
       };
       try {

@@ -46,8 +46,8 @@ export async function listEvents(
 
 /** Where a stream's frames go: written at the client's pace while it catches up, offered while it is live. */
 export interface StreamOut extends LiveOut {
-  /** Writes a read's events, in order, as one chunk; resolves once the client has room for more. */
-  write(events: repo.RawEvent[]): Promise<void>;
+  /** Writes a read's frames, as one chunk; resolves once the client has room for more. */
+  write(frames: Uint8Array): Promise<void>;
 }
 
 /**
@@ -69,7 +69,7 @@ export async function followEvents(
   try {
     let cursor = from.afterSeq ?? await repo.lastSeq(deps.sql, accountId);
     while (!signal.aborted) {
-      const { rows, more } = await repo.readEvents(
+      const { frames, lastSeq, more } = await repo.readFrames(
         deps.sql,
         accountId,
         cursor,
@@ -78,9 +78,9 @@ export async function followEvents(
         STREAM_READ_BYTES,
       );
       if (signal.aborted) return;
-      if (rows.length > 0) {
-        await out.write(rows);
-        cursor = rows.at(-1)!.seq;
+      if (lastSeq !== undefined) {
+        await out.write(frames);
+        cursor = lastSeq;
       }
       if (more) continue; // more to replay
       const end = await deps.streams.live.follow(accountId, from.types, cursor, out, signal);

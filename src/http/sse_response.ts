@@ -25,7 +25,14 @@ export interface SseWriter {
   signal: AbortSignal;
 }
 
-/** Unread bytes at which a producer waits (`write`) or is told its client is behind (`offer`). */
+/**
+ * Unread bytes at which a producer waits (`write`) or is told its client is
+ * behind (`offer`). What a stream holds is this plus what the server took
+ * for the socket; 20 streams whose clients do not read, replaying 20 MB
+ * each, added 65-80 MiB to the service at 16 KiB, 77-81 at 32 KiB and 90-100
+ * at 64 KiB (peak RSS, 1 KB and 40 KB events); 32 KiB keeps a replay's reads
+ * few (events/fanout.ts `STREAM_READ_BYTES`, the same size) under that bound.
+ */
 export const HIGH_WATER_BYTES = 32 * 1024;
 /** Unread bytes beyond which the stream is ended (the client resumes with Last-Event-ID). */
 export const MAX_QUEUED_BYTES = 1024 * 1024;

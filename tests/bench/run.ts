@@ -16,6 +16,8 @@
  *   smtp       durable SMTP ingestion vs MailDev, both loaded by postfix's smtp-source (new and kept connections);
  *              one message to 100 recipients, stored by this code vs one transaction per recipient before
  *   wait       SMTP 250 -> a waiting GET .../messages/wait answers (p50/p95); 1,000 waiters: RSS, connections, wake-up
+ *   tenants    what one tenant's open requests cost: 20 unread streams replaying 20 MB (RSS), 300 filtered waits woken
+ *              by 10 mails of 100 KB (another tenant's p95), this tree and before the bounds side by side
  */
 import { createTestDb, TEST_DATABASE_URL, type TestDb } from "../_helpers/db.ts";
 import { serviceEnv, type ServiceProcess, startService } from "../_helpers/process.ts";
@@ -29,6 +31,7 @@ import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
 import { PER_WEBHOOK_CONCURRENCY } from "../../src/deliveries/runtime.ts";
 import { loadConfig } from "../../src/config.ts";
 import { waitScenario } from "./wait_bench.ts";
+import { slowStreamsScenario, wokenWaitsScenario } from "./tenant_bench.ts";
 import { bareStreamScenario, BEFORE, smtpToFrameScenario, storeCostScenario, streamScenario } from "./events_bench.ts";
 import { debianTool } from "./debian_tools.ts";
 import { BEFORE_BATCHED, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
@@ -700,6 +703,17 @@ try {
       Math.max(...rcpt.before),
     );
     results.recipients = rcpt;
+  }
+
+  if (want("tenants")) {
+    console.log(
+      "tenants: 20 unread streams replaying 20 MB each (RSS); 300 filtered waits woken by 10 mails of 100 KB " +
+        "(another tenant's p95); this tree and before, side by side",
+    );
+    results.tenants = {
+      slowStreams: await slowStreamsScenario(row),
+      wokenWaits: await wokenWaitsScenario(row),
+    };
   }
 
   if (want("events")) {

@@ -27,7 +27,9 @@ export async function treeAt(commit: string): Promise<URL> {
 /** A tree's service, running. */
 export interface TreeService {
   url: string;
+  port: number;
   smtpPort: number;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -58,7 +60,9 @@ export async function startTree(root: URL, env: Record<string, string>): Promise
   );
   return {
     url,
+    port,
     smtpPort,
+    pid: child.pid,
     stop: async () => {
       child.kill("SIGKILL");
       await child.status;

@@ -11,12 +11,12 @@ import { newUser } from "../_helpers/app.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
 import { withService } from "../_helpers/harness.ts";
 import { waitUntil } from "../_helpers/wait.ts";
-import { lastSeq, type RawEvent } from "../../src/events/repo.ts";
+import { type FrameEvent, lastSeq } from "../../src/events/repo.ts";
 
 /** A member's output: what it was offered, and how many it takes before its client "falls behind". */
 function memberOut(keepsUpFor = Infinity) {
-  const got: RawEvent[] = [];
-  return { got, offer: (e: RawEvent) => (got.push(e), got.length < keepsUpFor), ping: () => {} };
+  const got: FrameEvent[] = [];
+  return { got, offer: (e: FrameEvent) => (got.push(e), got.length < keepsUpFor), ping: () => {} };
 }
 
 Deno.test("members of one group each get every event once; one whose client falls behind leaves with its position", async () => {
