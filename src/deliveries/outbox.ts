@@ -1,24 +1,23 @@
 /**
- * The outbox: the one port through which anything enters the delivery queue.
+ * The outbox: how a change commits the events it emits, and the deliveries
+ * of the webhooks that subscribe to them, with itself (they commit or vanish
+ * together), and how this instance hears of them once they have committed.
  *
- * An emitter runs its change in `outbox.transaction`, and calls `emit` in it:
- * every event goes to its account's log (events/repo.ts), and one delivery
- * per subscribed active webhook is queued, in the same transaction as the
- * change (they commit or vanish together), with NOTIFYs that wake every other
- * instance's queue and event streams when it commits. Once the transaction
- * has committed, the outbox wakes this instance's queue and streams itself,
- * so no caller has to remember to.
- *
- * An emitter whose change fits in one statement (SMTP's batches) writes its
- * events in that statement instead, one round trip with no transaction:
- * `inStatement` gives it the CTEs that append them and queue their
- * deliveries, and it calls `committed` once the statement has committed.
+ * Events are always written by one statement (`flush`): the events appended
+ * to their accounts' logs (events/repo.ts, which holds the lock order), one
+ * first attempt per subscribed active webhook (deliveries/repo.ts), and the
+ * NOTIFYs that wake every other instance's queue and event streams. A
+ * transaction (`transaction`) collects what its work emits and runs that
+ * statement last, before the commit; a change that fits in one statement
+ * (SMTP's batches: `statement`) puts its own CTEs before it, in the same
+ * statement, one round trip with no transaction. Either way the outbox runs
+ * it, and once it has committed wakes this instance's queue and streams
+ * itself: no caller has to remember to.
  */
 import type { Db, Fragment, Sql, Tx } from "../db/client.ts";
 import type { NotificationHub } from "../notifications/hub.ts";
 import { newId } from "../shared/ids.ts";
-import { appendEvents, appendEventsCtes, type NewEvent } from "../events/repo.ts";
-import { MAX_WEBHOOKS } from "../webhooks/service.ts";
+import { appendEventsCtes, emittedCte, type EmittedEvent, type NewEvent } from "../events/repo.ts";
 import { EVENT_CHANNEL } from "../events/streams.ts";
 import type { EventDataMap, EventEnvelope } from "../events/schemas.ts";
 import * as repo from "./repo.ts";
@@ -41,93 +40,87 @@ export function newEvent<T extends keyof EventDataMap>(type: T, data: EventDataM
   return { id, type, payload: JSON.stringify(envelope), createdAt: now };
 }
 
-/**
- * The part of an emitter's single statement that appends its events and
- * queues their deliveries (`Outbox.inStatement`): CTEs to put after the
- * emitter's own, over its CTE of the events to append.
- */
-export interface StatementEvents {
-  /** `event_lock`, `appended`, `subscribed` and `queued`, in that order, after a comma. */
+/** A change written in one statement with its events (`Outbox.statement`). */
+export interface StatementChange {
+  /** The change's own CTEs, before the outbox's: whatever they lock is locked first. */
   ctes: Fragment;
-  /** For the final SELECT: whether deliveries were queued, with the NOTIFY that wakes every queue if so. */
-  queued: Fragment;
+  /** Its events; one with a `ref` is appended only if the row of that id is among `written`. */
+  events: EmittedEvent[];
+  /** A query of the ids of the rows the change wrote (e.g. `SELECT id FROM message`). */
+  written: Fragment;
+  /** The columns (and FROM) of the rows the statement returns, over the change's CTEs. */
+  select: Fragment;
 }
 
-/** The outbox port. */
+/** The outbox of one instance. */
 export interface Outbox {
-  /** Runs `work` in one transaction with an `emit` bound to it; wakes the queues after commit. */
+  /** Runs `work` in one transaction with an `emit` bound to it; its events are written last, before the commit. */
   transaction<T>(work: (tx: Tx, emit: Emit) => Promise<T>): Promise<T>;
-  /**
-   * For an emitter whose change and events fit in one statement (one round
-   * trip, atomic without a transaction): the CTEs that append the events of
-   * its CTE `source` (columns `event_id`, `account_id`, `type`, `payload`,
-   * `created_at`, and `ord` from 1 to `events`) and queue one delivery per
-   * subscribed active webhook, due at `now`.
-   */
-  inStatement(db: Db, source: string, events: number, now: Date): StatementEvents;
-  /** Once such a statement has committed: wakes this instance's streams of `accounts`, and its queue if it queued any. */
-  committed(accounts: Iterable<string>, queued: boolean): void;
+  /** Runs a change and its events as one statement (atomic without a transaction); resolves to its rows. */
+  statement<R extends object>(change: StatementChange): Promise<R[]>;
   /** Queues a new first attempt of an existing event to one webhook (redelivery). */
   requeue(eventId: string, webhookId: string, now: Date): Promise<string>;
 }
 
+/** What a flush tells the outbox: which accounts' logs grew, and whether deliveries were queued. */
+interface Flushed {
+  eventAccounts: string[] | null;
+  queued: boolean;
+}
+
+/**
+ * The statement that writes `events` after the CTEs of `change` (none in a
+ * transaction's flush) and returns `change.select`'s rows, each with what
+ * the outbox needs to know.
+ */
+function flush(db: Db, events: EmittedEvent[], change?: Omit<StatementChange, "events">): Fragment {
+  const { cte, emitted } = emittedCte(db, events, change?.written);
+  const { ctes, appended } = appendEventsCtes(db, emitted, EVENT_CHANNEL);
+  const { cte: queuedCte, queued } = repo.queueFirstAttemptsCte(db, appended, DELIVERY_CHANNEL);
+  return db`
+    WITH ${change ? db`${change.ctes},` : db``} ${cte}, ${ctes}, ${queuedCte}
+    SELECT (SELECT array_agg(DISTINCT ${appended.col("account_id")}) FROM ${appended.from}) AS event_accounts,
+      EXISTS (SELECT 1 FROM ${queued.from}) AS queued
+      ${change ? db`, ${change.select}` : db``}`;
+}
+
 /** Builds the outbox over the database and this instance's hub. */
 export function createOutbox(deps: { sql: Sql; hub: Pick<NotificationHub, "publishLocal"> }): Outbox {
+  /** Once committed: this instance's streams of those accounts, and its queue if anything was queued. */
+  const publish = (rows: Flushed[]) => {
+    for (const accountId of new Set(rows.flatMap((r) => r.eventAccounts ?? []))) {
+      deps.hub.publishLocal(EVENT_CHANNEL, accountId);
+    }
+    if (rows.some((r) => r.queued)) deps.hub.publishLocal(DELIVERY_CHANNEL);
+  };
   return {
     async transaction(work) {
-      let queued = 0;
-      const accounts = new Set<string>();
+      let flushed: Flushed[] = [];
       // postgres.js types the result of begin() apart from `work`'s; it is what `work` returned.
       const result = await deps.sql.begin(async (tx) => {
-        // Events wait in memory until `work` is done: appended last, they take their place in the
-        // account's log under a lock held only from there to the commit (events/repo.ts).
-        const pending = new Map<string, NewEvent[]>();
+        // Events wait in memory until `work` is done: written last, they take their place in their accounts'
+        // logs under locks held only from there to the commit (events/repo.ts).
+        const pending: EmittedEvent[] = [];
         const emit: Emit = (accountId, type, data, now) => {
           const event = newEvent(type, data, now);
-          const list = pending.get(accountId) ?? [];
-          list.push(event);
-          pending.set(accountId, list);
+          pending.push({ event, accountId });
           return Promise.resolve(event.id);
         };
         const out = await work(tx, emit);
-        // Accounts in id order: two transactions emitting for the same accounts take their locks alike.
-        for (const accountId of [...pending.keys()].sort()) {
-          const events = pending.get(accountId)!;
-          const subscribed = await appendEvents(tx, accountId, events, EVENT_CHANNEL);
-          accounts.add(accountId);
-          if (subscribed.length === 0) continue;
-          const createdAt = new Map(events.map((e) => [e.id, e.createdAt]));
-          // Each attempt is due when its event was emitted.
-          const attempts = subscribed.map((s) => {
-            const runAt = createdAt.get(s.eventId)!;
-            return { id: newId("dlv", runAt.getTime()), eventId: s.eventId, webhookId: s.webhookId, runAt };
-          });
-          await repo.insertPending(tx, attempts, DELIVERY_CHANNEL);
-          queued += attempts.length;
-        }
+        if (pending.length > 0) flushed = await tx<Flushed[]>`${flush(tx, pending)}`;
         return out;
       }) as Awaited<ReturnType<typeof work>>;
-      for (const accountId of accounts) deps.hub.publishLocal(EVENT_CHANNEL, accountId);
-      if (queued > 0) deps.hub.publishLocal(DELIVERY_CHANNEL);
+      publish(flushed);
       return result;
     },
-    inStatement(db, source, events, now) {
-      // Ids for the deliveries, MAX_WEBHOOKS per event: no account has more webhooks to subscribe.
-      const ids = Array.from({ length: events * MAX_WEBHOOKS }, () => newId("dlv", now.getTime()));
-      return {
-        ctes: db`, ${appendEventsCtes(db, source, EVENT_CHANNEL)}, ${
-          repo.insertPendingCtes(db, source, ids, MAX_WEBHOOKS, now)
-        }`,
-        queued: repo.notifyIfQueued(db, DELIVERY_CHANNEL),
-      };
-    },
-    committed(accounts, queued) {
-      for (const accountId of accounts) deps.hub.publishLocal(EVENT_CHANNEL, accountId);
-      if (queued) deps.hub.publishLocal(DELIVERY_CHANNEL);
+    async statement<R extends object>(change: StatementChange) {
+      const rows = await deps.sql<(R & Flushed)[]>`${flush(deps.sql, change.events, change)}`;
+      publish(rows);
+      return rows;
     },
     async requeue(eventId, webhookId, now) {
       const id = newId("dlv", now.getTime());
-      await deps.sql.begin((tx) => repo.insertPending(tx, [{ id, eventId, webhookId, runAt: now }], DELIVERY_CHANNEL));
+      await repo.insertRedelivery(deps.sql, { id, eventId, webhookId, runAt: now }, DELIVERY_CHANNEL);
       deps.hub.publishLocal(DELIVERY_CHANNEL);
       return id;
     },

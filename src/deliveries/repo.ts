@@ -3,7 +3,9 @@
  * LOCKED lets instances share the table without waiting on each other, and a
  * lease lets a crashed instance's work be claimed again.
  */
-import type { Db, Fragment, Tx } from "../db/client.ts";
+import type { Db, Fragment } from "../db/client.ts";
+import { type Relation, relation } from "../db/relation.ts";
+import type { AppendedColumns } from "../events/repo.ts";
 
 /** A claimed attempt, with what sending it needs. */
 export interface ClaimedDelivery {
@@ -224,71 +226,45 @@ export async function recordFailures(
 }
 
 /**
- * Queues first attempts (pending, due at their `runAt`) and the NOTIFY that
- * wakes every instance's queue when the transaction commits: one statement
- * for any number of events and webhooks.
+ * The CTE `queued`: one first attempt per event of `appended` and active
+ * webhook of its account that subscribes to its type, pending, due when the
+ * event was emitted, with an id made in the statement (`new_id`, one per
+ * subscriber: only the statement knows how many), and the NOTIFY that wakes
+ * every instance's queue when it commits.
  */
-export async function insertPending(
-  tx: Tx,
-  attempts: { id: string; eventId: string; webhookId: string; runAt: Date }[],
+export function queueFirstAttemptsCte(
+  db: Db,
+  appended: Relation<AppendedColumns>,
+  channel: string,
+): { cte: Fragment; queued: Relation<"id"> } {
+  return {
+    cte: db`queued AS (
+      INSERT INTO deliveries (id, event_id, webhook_id, attempt, status, run_at, created_at)
+      SELECT new_id('dlv', ${appended.col("created_at")}), ${appended.col("id")}, w.id, 1, 'pending',
+        ${appended.col("created_at")}, ${appended.col("created_at")}
+      FROM ${appended.from}
+      JOIN webhooks w ON w.account_id = ${appended.col("account_id")} AND w.active
+        AND ${appended.col("type")} = ANY(w.events)
+      -- NOTIFY is transactional: listeners hear it only if and when this commits (once, however many rows).
+      RETURNING id, pg_notify(${channel}, '')
+    )`,
+    queued: relation(db, "queued"),
+  };
+}
+
+/** Queues a new first attempt of an existing event to one webhook (a redelivery), and wakes every queue on commit. */
+export async function insertRedelivery(
+  db: Db,
+  a: { id: string; eventId: string; webhookId: string; runAt: Date },
   channel: string,
 ): Promise<void> {
-  await tx`
+  await db`
     WITH queued AS (
       INSERT INTO deliveries (id, event_id, webhook_id, attempt, status, run_at, created_at)
-      SELECT a.id, a.event_id, a.webhook_id, 1, 'pending', a.run_at, a.run_at
-      FROM unnest(
-        ${attempts.map((a) => a.id)}::text[],
-        ${attempts.map((a) => a.eventId)}::text[],
-        ${attempts.map((a) => a.webhookId)}::text[],
-        ${attempts.map((a) => a.runAt.toISOString())}::timestamptz[]
-      ) AS a (id, event_id, webhook_id, run_at)
-      RETURNING 1
+      VALUES (${a.id}, ${a.eventId}, ${a.webhookId}, 1, 'pending', ${a.runAt}, ${a.runAt})
+      RETURNING id
     )
-    -- NOTIFY is transactional: listeners hear it only if and when this commits.
-    SELECT pg_notify(${channel}, '') FROM (SELECT count(*) FROM queued) done`;
-}
-
-/**
- * `insertPending` for an emitter's single statement (the outbox's
- * `inStatement`), after `appended` (events/repo.ts `appendEventsCtes`):
- * `subscribed` pairs each appended event with the active webhooks of its
- * account that subscribe to its type, and `queued` inserts their first
- * attempts, due at `runAt`. The ids come from `ids`, `perEvent` for each
- * event of `source` by its `ord`, in webhook id order; an event with more
- * subscribers than that gets a NULL id, and the statement fails whole rather
- * than lose a delivery.
- */
-export function insertPendingCtes(db: Db, source: string, ids: string[], perEvent: number, runAt: Date): Fragment {
-  return db`
-    subscribed AS (
-      SELECT s.event_id, s.ord, w.id AS webhook_id,
-        row_number() OVER (PARTITION BY s.event_id ORDER BY w.id) AS rank
-      FROM appended a
-      JOIN ${db(source)} s ON s.event_id = a.id
-      JOIN webhooks w ON w.account_id = a.account_id AND w.active AND a.type = ANY(w.events)
-    ), queued AS (
-      INSERT INTO deliveries (id, event_id, webhook_id, attempt, status, run_at, created_at)
-      SELECT CASE WHEN x.rank <= ${perEvent} THEN (${ids}::text[])[(x.ord - 1) * ${perEvent} + x.rank] END,
-        x.event_id, x.webhook_id, 1, 'pending', ${runAt}, ${runAt}
-      FROM subscribed x
-      RETURNING 1
-    )`;
-}
-
-/**
- * For the final SELECT of such a statement: whether it queued deliveries,
- * with the NOTIFY that wakes every instance's queue when it did (one row of
- * `queued` at most reaches the call).
- */
-export function notifyIfQueued(db: Db, channel: string): Fragment {
-  return db`(SELECT count(*) FROM (SELECT pg_notify(${channel}, '') FROM queued LIMIT 1) n) > 0`;
-}
-
-/** Wakes the delivery queue of every listening instance, once the transaction commits. */
-export async function notifyQueued(tx: Tx, channel: string): Promise<void> {
-  // NOTIFY is transactional: listeners hear it only if and when this commits.
-  await tx`SELECT pg_notify(${channel}, '')`;
+    SELECT pg_notify(${channel}, '') FROM queued`;
 }
 
 /** A row of the delivery log. */

@@ -1,5 +1,6 @@
 /** SQL of the event log: the events table has this one writer. */
-import type { Db, Fragment, Tx } from "../db/client.ts";
+import type { Db, Fragment } from "../db/client.ts";
+import { type Relation, relation } from "../db/relation.ts";
 
 /** An event to append to an account's log: its envelope is serialised once, and signed as it is. */
 export interface NewEvent {
@@ -9,91 +10,97 @@ export interface NewEvent {
   createdAt: Date;
 }
 
-/*
- * ACCOUNT_FIRST: an event's foreign key locks its account row (KEY SHARE)
- * when its statement ends, and inbox creation takes that row FOR UPDATE
- * before it appends its event under the account's advisory lock. An event
- * statement that took the advisory lock first and the row lock last could
- * deadlock with it (seen in psql, and the longer the statement the likelier:
- * an SMTP batch writes its messages between the two). So the row lock comes
- * first here, and the advisory lock after it, in the order inbox creation
- * takes them.
- */
+/** An event as an emitter hands it to the outbox: its account, and the row of the change it belongs to. */
+export interface EmittedEvent {
+  event: NewEvent;
+  accountId: string;
+  /**
+   * The id of the row of the emitter's change that the event announces (a
+   * stored message): the event is appended only if that row was written.
+   * Undefined: always appended.
+   */
+  ref?: string | undefined;
+}
+
+/** The columns of `emitted`, the events a statement appends. */
+export type EmittedColumns = "event_id" | "account_id" | "type" | "payload" | "created_at" | "ord";
+/** The columns of `appended`, the events a statement appended. */
+export type AppendedColumns = "id" | "account_id" | "type" | "created_at";
 
 /**
- * Appends the events a transaction emitted for one account to its log, in
- * the order they were emitted, queues the NOTIFY that wakes the account's
- * streams on every instance, and answers which active webhooks of the
- * account subscribe to each: one statement, the last but the deliveries'
- * before the commit.
- *
- * The order: an advisory lock per account, held to the commit, comes before
- * the numbers, so another transaction of the account takes its numbers only
- * after this one has committed, and `seq` is the account's commit order. It
- * is not a row lock: the delivery claim's account row locks do not wait for
- * it, only the account's other event commits do.
+ * The CTE `emitted`: the events to append, in the order given (`ord`), less
+ * those whose `ref` is not among `written` (the ids of the rows the
+ * emitter's own CTEs wrote).
  */
-export async function appendEvents(
-  tx: Tx,
-  accountId: string,
-  events: NewEvent[],
-  channel: string,
-): Promise<{ eventId: string; webhookId: string }[]> {
-  return await tx<{ eventId: string; webhookId: string }[]>`
-    WITH locked AS (
-      SELECT pg_advisory_xact_lock(hashtextextended(${"events:" + accountId}, 0))
-      -- The foreign key's lock on the account first (see ACCOUNT_FIRST); one row whatever it finds.
-      FROM (SELECT (SELECT a.id FROM accounts a WHERE a.id = ${accountId} FOR KEY SHARE) AS id) account
-    ),
-    appended AS (
-      INSERT INTO events (id, account_id, type, payload, created_at, seq)
-      SELECT o.id, ${accountId}, o.type, o.payload, o.created_at, nextval('events_seq')
-      FROM (
-        SELECT x.* FROM locked, unnest(
-          ${events.map((e) => e.id)}::text[],
-          ${events.map((e) => e.type)}::text[],
-          ${events.map((e) => e.payload)}::text[],
-          ${events.map((e) => e.createdAt.toISOString())}::timestamptz[]
-        ) WITH ORDINALITY AS x(id, type, payload, created_at, ord)
-        ORDER BY x.ord
-      ) o
-      -- In RETURNING, so it runs whatever the outer query reads (PostgreSQL folds the repeats into one).
-      RETURNING id, type, pg_notify(${channel}, ${accountId})
-    )
-    SELECT a.id AS event_id, w.id AS webhook_id
-    FROM appended a JOIN webhooks w ON w.account_id = ${accountId} AND w.active AND a.type = ANY(w.events)`;
+export function emittedCte(
+  db: Db,
+  events: EmittedEvent[],
+  written: Fragment | undefined,
+): { cte: Fragment; emitted: Relation<EmittedColumns> } {
+  return {
+    cte: db`emitted AS MATERIALIZED (
+      SELECT e.event_id, e.account_id, e.type, e.payload, e.created_at, e.ord
+      FROM unnest(
+        ${events.map((e) => e.event.id)}::text[], ${events.map((e) => e.accountId)}::text[],
+        ${events.map((e) => e.event.type)}::text[], ${events.map((e) => e.event.payload)}::text[],
+        ${events.map((e) => e.event.createdAt.toISOString())}::timestamptz[], ${
+      events.map((e) => e.ref ?? null)
+    }::text[]
+      ) WITH ORDINALITY AS e(event_id, account_id, type, payload, created_at, ref, ord)
+      ${written ? db`WHERE e.ref IS NULL OR e.ref IN (${written})` : db``}
+    )`,
+    emitted: relation(db, "emitted"),
+  };
 }
 
 /**
- * `appendEvents` for an emitter's single statement (the outbox's
- * `inStatement`): CTEs that append the events of the CTE `source` (columns
- * `event_id`, `account_id`, `type`, `payload`, `created_at`, `ord`) in `ord`
- * order, and queue the NOTIFY of each account's streams. `event_lock` takes
- * the accounts' advisory locks in id order, and the events take their
- * numbers only after them (the ORDER BY reads the whole join, locks
- * included, before a single nextval), so `seq` is still each account's
- * commit order. `appended` returns `id`, `account_id` and `type`.
+ * The CTEs that append the events of `emitted` to their accounts' logs, in
+ * `ord` order, with the NOTIFY that wakes each account's streams on every
+ * instance (`appended` returns what was appended). This is the one place
+ * that writes events, and the one place of the lock order of every
+ * statement that does:
+ *
+ * 1. The accounts' rows, FOR KEY SHARE, in id order. An event's foreign key
+ *    takes that lock anyway when the statement ends, and inbox creation
+ *    takes the row FOR UPDATE before it emits: a statement that took the
+ *    advisory lock first and the row lock last deadlocked with it (seen in
+ *    psql, twice; the longer the statement the likelier: an SMTP batch
+ *    writes its messages before its events). Whatever an emitter locks
+ *    itself (inboxes, an account FOR UPDATE) comes before, in its own CTEs
+ *    or earlier in its transaction.
+ * 2. An advisory lock per account, held to the commit, in id order.
+ * 3. The numbers (`seq`), taken only after every lock: the ORDER BY reads
+ *    the whole join, locks included, before a single nextval. So another
+ *    statement of the account takes its numbers only after this one has
+ *    committed, and `seq` is the account's commit order. The advisory lock
+ *    is not a row lock: the delivery claim's account row locks do not wait
+ *    for it, only the account's other event commits do.
  */
-export function appendEventsCtes(db: Db, source: string, channel: string): Fragment {
-  const from = db(source);
-  return db`
-    event_lock AS MATERIALIZED (
+export function appendEventsCtes(
+  db: Db,
+  emitted: Relation<EmittedColumns>,
+  channel: string,
+): { ctes: Fragment; appended: Relation<AppendedColumns> } {
+  return {
+    ctes: db`event_lock AS MATERIALIZED (
       SELECT pg_advisory_xact_lock(hashtextextended('events:' || a.id, 0)) AS locked
-      -- The foreign key's locks on the accounts first, in id order (see ACCOUNT_FIRST).
       FROM (
-        SELECT ac.id FROM accounts ac WHERE ac.id IN (SELECT s.account_id FROM ${from} s)
+        SELECT ac.id FROM accounts ac WHERE ac.id IN (SELECT ${emitted.col("account_id")} FROM ${emitted.from})
         ORDER BY ac.id FOR KEY SHARE
       ) a
     ), appended AS (
       INSERT INTO events (id, account_id, type, payload, created_at, seq)
       SELECT o.event_id, o.account_id, o.type, o.payload, o.created_at, nextval('events_seq')
       FROM (
-        SELECT s.event_id, s.account_id, s.type, s.payload, s.created_at
-        FROM (SELECT count(*) FROM event_lock) k, ${from} s
-        ORDER BY s.ord
+        SELECT ${emitted.col("event_id")}, ${emitted.col("account_id")}, ${emitted.col("type")},
+          ${emitted.col("payload")}, ${emitted.col("created_at")}
+        FROM (SELECT count(*) FROM event_lock) k, ${emitted.from}
+        ORDER BY ${emitted.col("ord")}
       ) o
-      RETURNING id, account_id, type, pg_notify(${channel}, account_id)
-    )`;
+      RETURNING id, account_id, type, created_at, pg_notify(${channel}, account_id)
+    )`,
+    appended: relation(db, "appended"),
+  };
 }
 
 /** An event of the account as stored: its id, its place in the log and its envelope (JSON text). */

@@ -1,13 +1,12 @@
 /**
- * Mail arriving over SMTP: the RCPT check, and storing parsed messages for
- * live inboxes (raw bytes, attachment contents, codes and links) with their
- * `message.received` events, in one statement per batch of arrivals (one
- * transaction where a batch is written again message by message). On
- * commit, the waiters of the inboxes are woken here and, through NOTIFY, on
- * every other instance.
+ * Mail arriving over SMTP: storing parsed messages for the live inboxes of
+ * their recipients (raw bytes, attachment contents, codes and links) with
+ * their `message.received` events and deliveries, in one statement per batch
+ * of arrivals. On commit, the waiters of the inboxes are woken here and,
+ * through NOTIFY, on every other instance.
  */
 import { getLogger } from "@logtape/logtape";
-import { liveAddresses } from "../inboxes/repo.ts";
+import { LiveAddresses, type LiveInbox } from "../inboxes/live_addresses.ts";
 import { newEvent } from "../deliveries/outbox.ts";
 import { INBOX_CHANNEL, type InboxDeps } from "../inboxes/service.ts";
 import { Batcher } from "../shared/batcher.ts";
@@ -85,24 +84,37 @@ function receivedData(
   };
 }
 
-/** One copy per distinct recipient (any case) of each arrival, in arrival order, with its ids. */
-function copiesOf(arrivals: Arrival[], now: Date) {
+/** A copy of an arrival for one recipient, with the ids of its message and attachments. */
+interface Copy {
+  address: string;
+  inbox: LiveInbox;
+  message: PreparedMessage;
+  id: string;
+  attachments: (IncomingAttachment & { id: string })[];
+}
+
+/** One copy per distinct recipient (any case) of each arrival with a live inbox in `inboxes`, in arrival order. */
+function copiesOf(arrivals: Arrival[], inboxes: ReadonlyMap<string, LiveInbox>, now: Date): Copy[][] {
   return arrivals.map(({ addresses, message }) =>
-    [...new Set(addresses.map((address) => address.toLowerCase()))].map((address) => ({
-      address,
-      message,
-      id: newId("msg", now.getTime()),
-      attachments: message.attachments.map((a) => ({ id: newId("att", now.getTime()), ...a })),
-    }))
+    [...new Set(addresses.map((address) => address.toLowerCase()))].flatMap((address) => {
+      const inbox = inboxes.get(address);
+      if (!inbox) return [];
+      return [{
+        address,
+        inbox,
+        message,
+        id: newId("msg", now.getTime()),
+        attachments: message.attachments.map((a) => ({ id: newId("att", now.getTime()), ...a })),
+      }];
+    })
   );
 }
 
-/** A copy's message row (built before any statement: locks are held only for the statements). */
-function messageRow(
-  { address, message, id, attachments }: ReturnType<typeof copiesOf>[number][number],
-): repo.NewMessage {
+/** A copy's row (built before the statement: locks are held only while it runs). */
+function copyRow({ address, inbox, message, id, attachments }: Copy): repo.NewCopy {
   return {
     id,
+    inboxId: inbox.id,
     address,
     from: message.from,
     subject: message.subject,
@@ -122,108 +134,56 @@ function messageRow(
   };
 }
 
-/** The attachment contents of copies, by message. */
-function contentsOf(copies: ReturnType<typeof copiesOf>[number]) {
-  return copies.flatMap((c) => c.attachments.map((a) => ({ id: a.id, messageId: c.id, content: a.content })));
-}
-
-/**
- * Stores each message for the live inboxes of its recipients and emits one
- * `message.received` per stored copy, all in one transaction (the outbox's):
- * a batch of arrivals (`createReceiver`) or one. Resolves, per arrival, to
- * the copies stored: none for a recipient whose inbox expired or was deleted
- * since the RCPT check.
- */
-export async function receiveMessages(deps: InboxDeps, arrivals: Arrival[]): Promise<Stored[][]> {
-  const now = deps.clock.now();
-  const copies = copiesOf(arrivals, now);
-  const all = copies.flat();
-  const rows = all.map(messageRow);
-  const stored = await deps.outbox.transaction(async (tx, emit) => {
-    const inboxes = await repo.storeMessages(tx, rows, contentsOf(all), now, INBOX_CHANNEL);
-    const byAddress = new Map(inboxes.map((inbox) => [inbox.address, inbox]));
-    // The events, in the order the copies were stored.
-    return copies.map((list) =>
-      list.flatMap(({ address, message, id }): Stored[] => {
-        const inbox = byAddress.get(address);
-        if (!inbox) return [];
-        void emit(inbox.accountId, "message.received", receivedData(message, inbox, id, now), now);
-        return [{ inboxId: inbox.id, messageId: id }];
-      })
-    );
-  });
-  for (const inboxId of new Set(stored.flat().map((s) => s.inboxId))) deps.hub.publishLocal(INBOX_CHANNEL, inboxId);
-  return stored;
-}
-
-/** A live inbox as the RCPT check found it. */
-export interface LiveInbox {
-  id: string;
-  accountId: string;
-}
-
-/** What became of one arrival of a batch: the copies stored, or why it could not be stored. */
+/** What became of one arrival: the copies stored, or why it could not be stored. */
 export type ArrivalOutcome = { stored: Stored[] } | { error: unknown };
 
 /**
- * `receiveMessages` for recipients whose inboxes are known (`inboxes`, by
- * lowercase address, as the RCPT check just found them): messages, events
- * and deliveries in one statement (messages/repo.ts `storeWithEvents`). A
- * recipient with no known inbox is not stored. A copy whose inbox is gone by
- * then is not stored either; if its address is live again under another
- * inbox (deleted and created anew since the RCPT check), the copy goes there
- * through `receiveMessages`.
+ * Stores arrivals for the live inboxes of their recipients (`inboxes`, by
+ * lowercase address, as the RCPT check found them) with one
+ * `message.received` per copy stored and its deliveries: one statement
+ * (messages/repo.ts `storeCopiesChange`, run by the outbox), for a batch as
+ * for a single arrival. A recipient with no inbox in `inboxes` gets no copy.
  *
- * Rejects only when the statement failed, and then nothing was stored. Once
- * it has committed, a failure of that second step is the outcome of the
- * arrivals it concerns alone: they are refused (the sender tries again, and
- * their copies stored already are stored twice, never lost), the others are
- * stored.
+ * A copy whose inbox is gone by then (expired or deleted since the RCPT
+ * check) is not stored; if its address is live again under another inbox
+ * (deleted and created anew meanwhile), the same statement stores it there.
+ *
+ * Rejects only when the first statement failed, and then nothing was
+ * stored. Once it has committed, a failure of that second step is the
+ * outcome of the arrivals it concerns alone: they are refused (the sender
+ * tries again, and their copies stored already are stored twice, never
+ * lost), the others are stored.
  */
-export async function receiveKnown(
-  deps: InboxDeps,
+export async function storeArrivals(
+  deps: StoreDeps,
   arrivals: Arrival[],
   inboxes: ReadonlyMap<string, LiveInbox>,
 ): Promise<ArrivalOutcome[]> {
   const now = deps.clock.now();
-  const copies = copiesOf(arrivals, now).map((list) => list.filter((c) => inboxes.has(c.address)));
-  const all = copies.flat();
-  if (all.length === 0) return copies.map(() => ({ stored: [] }));
-  const rows: repo.NewCopy[] = all.map((copy) => {
-    const inbox = inboxes.get(copy.address)!;
-    const data = receivedData(copy.message, { id: inbox.id, address: copy.address }, copy.id, now);
-    return { ...messageRow(copy), inboxId: inbox.id, event: newEvent("message.received", data, now) };
-  });
-  const done = await repo.storeWithEvents(
-    deps.sql,
-    rows,
-    contentsOf(all),
-    now,
-    INBOX_CHANNEL,
-    (source) => deps.outbox.inStatement(deps.sql, source, rows.length, now),
-  );
-  for (const inbox of done.inboxes) deps.hub.publishLocal(INBOX_CHANNEL, inbox.id);
-  deps.outbox.committed(new Set(done.inboxes.map((i) => i.accountId)), done.queued);
-  const live = new Set(done.inboxes.map((i) => i.id));
-  const isStored = (c: { address: string }) => live.has(inboxes.get(c.address)!.id);
+  const copies = copiesOf(arrivals, inboxes, now);
+  const stored = await storeCopies(deps, copies.flat(), now);
   const outcomes: ArrivalOutcome[] = copies.map((list) => ({
-    stored: list.filter(isStored).map((c) => ({ inboxId: inboxes.get(c.address)!.id, messageId: c.id })),
+    stored: list.filter((c) => stored.has(c.id)).map((c) => ({ inboxId: c.inbox.id, messageId: c.id })),
   }));
-  // Inboxes gone since the RCPT check (expired or deleted, most often): is any of their addresses live again?
-  const gone = [...new Set(copies.flat().filter((c) => !isStored(c)).map((c) => c.address))];
+  const gone = copies.flat().filter((c) => !stored.has(c.id));
   if (gone.length === 0) return outcomes;
-  let reborn: Set<string>;
+  // Is any of the gone inboxes' addresses live again, under another inbox?
+  let reborn: Map<string, LiveInbox>;
   try {
-    reborn = new Set((await liveAddresses(deps.sql, gone, now)).map((l) => l.address));
+    reborn = await deps.liveAddresses.lookUp(gone.map((c) => c.address));
   } catch (error) {
-    return copies.map((list, i) => list.some((c) => !isStored(c)) ? { error } : outcomes[i]!);
+    return copies.map((list, i) => list.some((c) => !stored.has(c.id)) ? { error } : outcomes[i]!);
   }
   for (const [i, list] of copies.entries()) {
-    const addresses = list.filter((c) => !isStored(c) && reborn.has(c.address)).map((c) => c.address);
-    if (addresses.length === 0) continue;
+    const again = list.filter((c) =>
+      !stored.has(c.id) && reborn.has(c.address) && reborn.get(c.address)!.id !== c.inbox.id
+    )
+      .map((c) => ({ ...c, inbox: reborn.get(c.address)! }));
+    if (again.length === 0) continue;
     try {
-      const [again] = await receiveMessages(deps, [{ ...arrivals[i]!, addresses }]);
-      outcomes[i] = { stored: [...(outcomes[i] as { stored: Stored[] }).stored, ...again!] };
+      const more = await storeCopies(deps, again, now);
+      const kept = again.filter((c) => more.has(c.id)).map((c) => ({ inboxId: c.inbox.id, messageId: c.id }));
+      outcomes[i] = { stored: [...(outcomes[i] as { stored: Stored[] }).stored, ...kept] };
     } catch (error) {
       outcomes[i] = { error };
     }
@@ -231,13 +191,31 @@ export async function receiveKnown(
   return outcomes;
 }
 
-/** Stores a message for the live inbox of `address` (one transaction); undefined when there is none. */
-export async function receiveMessage(
-  deps: InboxDeps,
-  address: string,
-  message: PreparedMessage,
-): Promise<Stored | undefined> {
-  return (await receiveMessages(deps, [{ addresses: [address], message }]))[0]![0];
+/** What storing needs. */
+export type StoreDeps = Pick<InboxDeps, "sql" | "clock" | "outbox" | "hub"> & { liveAddresses: LiveAddresses };
+
+/** Runs the statement for `copies`; resolves to the ids of those stored, and wakes their inboxes' waiters here. */
+async function storeCopies(deps: StoreDeps, copies: Copy[], now: Date): Promise<Set<string>> {
+  if (copies.length === 0) return new Set();
+  const rows = copies.map(copyRow);
+  const contents = copies.flatMap((c) => c.attachments.map((a) => ({ id: a.id, messageId: c.id, content: a.content })));
+  const events = copies.map((c) => ({
+    event: newEvent(
+      "message.received",
+      receivedData(c.message, { id: c.inbox.id, address: c.address }, c.id, now),
+      now,
+    ),
+    accountId: c.inbox.accountId,
+    ref: c.id,
+  }));
+  const inboxes = await deps.outbox.statement<repo.ReceivingInbox>({
+    ...repo.storeCopiesChange(deps.sql, rows, contents, now, INBOX_CHANNEL),
+    events,
+  });
+  for (const inbox of inboxes) deps.hub.publishLocal(INBOX_CHANNEL, inbox.id);
+  // Every copy of a locked inbox was stored: the statement stores all of an inbox's copies or none.
+  const live = new Set(inboxes.map((i) => i.id));
+  return new Set(copies.filter((c) => live.has(c.inbox.id)).map((c) => c.id));
 }
 
 /** Mail arriving at one instance: the RCPT check and the storing, each batched (`createReceiver`). */
@@ -260,72 +238,27 @@ const BATCH_BYTES = 4 * 1024 * 1024;
  * 1,171 with three).
  */
 const BATCHES_IN_FLIGHT = 1;
-/** RCPT addresses one lookup checks at most. */
-const LOOKUP_ADDRESSES = 256;
-/**
- * How long an address found live passes RCPT without another query (never
- * past its inbox's expiry). A sender keeps mailing the same inboxes, so most
- * checks cost nothing; an inbox deleted meanwhile may still pass RCPT for
- * this long, and its mail is then refused after DATA (550), never stored: the
- * storing statement checks the inbox again under its lock.
- */
-const LIVE_FOR_MS = 1_000;
-/** Addresses remembered as live at most (then forgotten all at once). */
-const LIVE_REMEMBERED = 10_000;
 
 /**
- * Both steps are batched (shared/batcher.ts): what arrives while a batch is
- * on its way to the database waits and goes in the next one.
- *
- * - RCPT checks: one query for all the addresses asked about meanwhile; an
- *   address found live passes again without one for `LIVE_FOR_MS`, and its
- *   inbox is remembered for storing.
- * - Storing (group commit): one statement for all the arrivals, messages,
- *   events and deliveries (`receiveKnown`), so a busy listener pays one round
- *   trip and the commit's flush once per batch. The sender gets its `250`
- *   only after the commit. A batch that fails is written again one arrival at
- *   a time, each in a transaction (`receiveMessages`), so one message the
- *   database refuses fails alone.
- *
- * A quiet listener sends each one at once.
+ * The receiver of one SMTP listener. RCPT checks go through the live
+ * addresses of inboxes/ (batched lookups, remembered for a second). Storing
+ * is batched too (group commit): what arrives while a batch is on its way to
+ * the database waits and goes in the next one, a statement for the lot
+ * (`storeArrivals`), so a busy listener pays one round trip and the commit's
+ * flush once per batch; a quiet one sends each arrival at once. The sender
+ * gets its `250` only after the commit. A batch that fails is written again
+ * one arrival at a time, by the same statement, so that one message the
+ * database refuses fails alone.
  */
-export function createReceiver(deps: InboxDeps): Receiver {
-  /** Address -> its live inbox, and the time (ms) until which it passes RCPT without a query. */
-  const knownLive = new Map<string, { until: number; inbox: LiveInbox }>();
-  /** Looks up `addresses` (lowercase) and remembers the live ones; returns those. */
-  const lookUp = async (addresses: string[]): Promise<Map<string, LiveInbox>> => {
-    const now = deps.clock.now().getTime();
-    const live = await liveAddresses(deps.sql, [...new Set(addresses)], new Date(now));
-    if (knownLive.size + live.length > LIVE_REMEMBERED) knownLive.clear();
-    for (const { address, id, accountId, expiresAt } of live) {
-      knownLive.set(address, { until: Math.min(now + LIVE_FOR_MS, expiresAt.getTime()), inbox: { id, accountId } });
-    }
-    return new Map(live.map((l) => [l.address, { id: l.id, accountId: l.accountId }]));
-  };
-  const lookups = new Batcher<string, boolean>(async (addresses) => {
-    const found = await lookUp(addresses);
-    return addresses.map((address) => found.has(address));
-  }, { maxItems: LOOKUP_ADDRESSES, concurrency: 2 });
-  /** The live inboxes of `addresses` (any case): remembered from RCPT, or looked up now in one query. */
-  const inboxesOf = async (addresses: string[]): Promise<Map<string, LiveInbox>> => {
-    const now = deps.clock.now().getTime();
-    const inboxes = new Map<string, LiveInbox>();
-    const unknown: string[] = [];
-    for (const address of new Set(addresses.map((a) => a.toLowerCase()))) {
-      const known = knownLive.get(address);
-      if (known && known.until > now) inboxes.set(address, known.inbox);
-      else unknown.push(address);
-    }
-    if (unknown.length > 0) { for (const [address, inbox] of await lookUp(unknown)) inboxes.set(address, inbox); }
-    return inboxes;
-  };
-
+export function createReceiver(deps: Omit<StoreDeps, "liveAddresses"> & Pick<InboxDeps, "config">): Receiver {
+  const live = new LiveAddresses(deps);
+  const store = { ...deps, liveAddresses: live };
+  const addressesOf = (arrivals: Arrival[]) => arrivals.flatMap((a) => a.addresses.map((x) => x.toLowerCase()));
   const batches = new Batcher<Arrival, ArrivalOutcome>(async (arrivals) => {
     try {
-      return await receiveKnown(deps, arrivals, await inboxesOf(arrivals.flatMap((a) => a.addresses)));
+      return await storeArrivals(store, arrivals, await live.inboxesOf(addressesOf(arrivals)));
     } catch (error) {
-      // Nothing of the batch was stored. Again one arrival at a time, each in a transaction of its own: the one
-      // the database refuses fails alone.
+      // Nothing of the batch was stored. Again one arrival at a time: the one the database refuses fails alone.
       log.warn("Storing {count} messages in one statement failed; storing them one by one: {error}", {
         count: arrivals.length,
         error: String(error),
@@ -333,7 +266,9 @@ export function createReceiver(deps: InboxDeps): Receiver {
       const outcomes: ArrivalOutcome[] = [];
       for (const arrival of arrivals) {
         outcomes.push(
-          await receiveMessages(deps, [arrival]).then(([stored]) => ({ stored: stored! }), (error) => ({ error })),
+          await live.inboxesOf(addressesOf([arrival]))
+            .then((inboxes) => storeArrivals(store, [arrival], inboxes))
+            .then(([outcome]) => outcome!, (error) => ({ error })),
         );
       }
       return outcomes;
@@ -350,8 +285,7 @@ export function createReceiver(deps: InboxDeps): Receiver {
       const normalized = address.toLowerCase();
       const at = normalized.lastIndexOf("@");
       if (at <= 0 || normalized.slice(at + 1) !== deps.config.mailDomain) return Promise.resolve(false);
-      if ((knownLive.get(normalized)?.until ?? 0) > deps.clock.now().getTime()) return Promise.resolve(true);
-      return lookups.submit(normalized);
+      return live.isLive(normalized);
     },
     async receive(arrival) {
       const outcome = await batches.submit(arrival);

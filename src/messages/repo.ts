@@ -3,17 +3,18 @@
  * its inbox (`inbox_id`), and the caller has checked that the inbox is one of
  * the account's live inboxes, except where a statement checks it itself.
  */
-import type { Db, Fragment, Tx } from "../db/client.ts";
-import type { NewEvent } from "../events/repo.ts";
+import type { Db, Fragment } from "../db/client.ts";
 import type { After } from "../inboxes/repo.ts";
 import type { AttachmentMeta, Link, MessageFilters, MessageRow, MessageSummaryRow } from "./schemas.ts";
 
 const SUMMARY_COLUMNS = "id, inbox_id, from_address, to_address, subject, size, received_at";
 
-/** A received message as it is stored for the live inbox of one address. */
-export interface NewMessage {
+/** A copy of a received message, as it is stored for the inbox the RCPT check found for its recipient. */
+export interface NewCopy {
   id: string;
-  /** The recipient (lowercase); the copy is stored only if it is the address of a live inbox. */
+  /** The inbox the RCPT check found; the copy is stored only if it is still live. */
+  inboxId: string;
+  /** The recipient (lowercase). */
   address: string;
   from: string;
   subject: string;
@@ -27,7 +28,14 @@ export interface NewMessage {
   raw: Uint8Array;
 }
 
-/** An inbox that got messages of a batch. */
+/** An attachment's contents, for the copy it belongs to. */
+export interface NewContent {
+  id: string;
+  messageId: string;
+  content: Uint8Array;
+}
+
+/** An inbox that got copies of a batch. */
 export interface ReceivingInbox {
   id: string;
   accountId: string;
@@ -35,95 +43,61 @@ export interface ReceivingInbox {
 }
 
 /**
- * Stores a batch of received messages, each for the live inbox of its
- * address, with their raw bytes and attachment contents, and queues the
- * NOTIFY that wakes each inbox's waiters on every instance: one statement, so
- * that the inboxes are locked for one round trip and the commit only.
- * Returns the inboxes that got messages; a copy whose address is no live
- * inbox (expired or deleted since the RCPT check) is not stored.
+ * The change that stores a batch of copies, for the outbox to run with
+ * their `message.received` events in one statement (deliveries/outbox.ts
+ * `statement`): one round trip, atomic without a transaction. For a busy
+ * listener the round trips of a batch set the pace over kept connections
+ * (one statement per batch: 1,466 to 1,970 messages/s against 1,149 to
+ * 1,579/s in three statements and a commit, 8 kept connections).
  *
- * The order: the inboxes are locked first (NO KEY UPDATE, in id order, so
- * that two batches sharing inboxes cannot deadlock; a DELETE waits for the
- * commit), and the rows take their `seq` (the column's default) in the order
- * given. A second batch for the same inbox waits at that lock until the first
- * commits, so seq follows commit order and a follower's `after` cursor never
- * skips a message committed later with a smaller seq.
+ * - `locked`: the copies' inboxes, by id, still live at `receivedAt`,
+ *   locked (NO KEY UPDATE, in id order, so that two batches sharing inboxes
+ *   cannot deadlock; a DELETE waits for the commit). A copy whose inbox is
+ *   gone is neither stored nor announced.
+ * - `message`: the rows, which take their `seq` (the column's default) in
+ *   the order given. A second batch for the same inbox waits at its lock
+ *   until the first commits, so seq follows commit order, and a wait's
+ *   `after` cursor never skips a message committed later with a smaller seq.
+ * - `attachment`: the contents of the copies stored.
+ *
+ * `written` gives the ids of the copies stored (their events' `ref`), and
+ * `select` one row per inbox that got copies, with the NOTIFY that wakes its
+ * waiters on every instance.
  */
-export async function storeMessages(
-  tx: Tx,
-  messages: NewMessage[],
+export function storeCopiesChange(
+  db: Db,
+  copies: NewCopy[],
   contents: NewContent[],
   receivedAt: Date,
   channel: string,
-): Promise<ReceivingInbox[]> {
-  const addresses = [...new Set(messages.map((m) => m.address))];
-  return await tx<ReceivingInbox[]>`
-    WITH ${copyCte(tx, messages)}, locked AS (
-      SELECT id, account_id, address FROM inboxes
-      WHERE address = ANY(${addresses}::text[]) AND expires_at > ${receivedAt}
-      ORDER BY id
-      FOR NO KEY UPDATE
-    ), stored AS (
-      SELECT c.*, l.id AS inbox_id FROM copy c JOIN locked l ON l.address = c.address
-    ), ${messageCte(tx, receivedAt)}
-    ${attachmentsCte(tx, contents)}
-    -- Every locked inbox gets a message: its address is one of the batch's.
-    SELECT id, account_id, address, pg_notify(${channel}, id) FROM locked`;
-}
-
-/**
- * The CTE `copy` of a batch's statement: its messages' columns, one row per
- * copy, `ord` numbering them from 1 in the order given. Columns travel as
- * arrays; byte strings as base64 text (the driver sends no bytea arrays).
- */
-function copyCte(db: Db, messages: NewMessage[]): Fragment {
-  const json = (f: (m: NewMessage) => unknown) => messages.map((m) => JSON.stringify(f(m)));
-  return db`copy AS (
+): { ctes: Fragment; written: Fragment; select: Fragment } {
+  // Columns travel as arrays; byte strings as base64 text (the driver sends no bytea arrays).
+  const json = (f: (m: NewCopy) => unknown) => copies.map((m) => JSON.stringify(f(m)));
+  return {
+    ctes: db`copy AS (
       SELECT * FROM unnest(
-        ${messages.map((m) => m.id)}::text[], ${messages.map((m) => m.address)}::text[],
-        ${messages.map((m) => m.from)}::text[], ${messages.map((m) => m.subject)}::text[],
-        ${messages.map((m) => m.text)}::text[], ${messages.map((m) => m.html)}::text[],
-        ${json((m) => m.headers)}::text[], ${json((m) => m.attachments)}::text[],
-        ${json((m) => m.codes)}::text[], ${json((m) => m.links)}::text[],
-        ${messages.map((m) => m.size)}::integer[], ${messages.map((m) => m.raw.toBase64())}::text[]
-      ) WITH ORDINALITY
-        AS c(id, address, from_address, subject, text_body, html_body, headers, attachments, codes, links, size,
-          raw, ord)
-    )`;
-}
-
-/**
- * The CTE `message` of a batch's statement: inserts the rows of the CTE
- * `stored` (the columns of `copy` and the `inbox_id` each copy is stored
- * for), in `ord` order, so that each inbox's `seq` follows the batch's order.
- */
-function messageCte(db: Db, receivedAt: Date): Fragment {
-  return db`message AS (
+        ${copies.map((m) => m.id)}::text[], ${copies.map((m) => m.inboxId)}::text[],
+        ${copies.map((m) => m.address)}::text[], ${copies.map((m) => m.from)}::text[],
+        ${copies.map((m) => m.subject)}::text[], ${copies.map((m) => m.text)}::text[],
+        ${copies.map((m) => m.html)}::text[], ${json((m) => m.headers)}::text[], ${json((m) => m.attachments)}::text[],
+        ${json((m) => m.codes)}::text[], ${json((m) => m.links)}::text[], ${copies.map((m) => m.size)}::integer[],
+        ${copies.map((m) => m.raw.toBase64())}::text[]
+      ) WITH ORDINALITY AS c(id, inbox_id, address, from_address, subject, text_body, html_body, headers, attachments,
+        codes, links, size, raw, ord)
+    ), locked AS MATERIALIZED (
+      SELECT i.id, i.account_id, i.address FROM inboxes i
+      WHERE i.id IN (SELECT c.inbox_id FROM copy c) AND i.expires_at > ${receivedAt}
+      ORDER BY i.id
+      FOR NO KEY UPDATE
+    ), message AS (
       INSERT INTO messages (id, inbox_id, from_address, to_address, subject, text_body, html_body, headers,
         attachments, codes, links, size, raw, received_at)
-      SELECT s.id, s.inbox_id, s.from_address, s.address, s.subject, s.text_body, s.html_body, s.headers::jsonb,
-        s.attachments::jsonb, s.codes::jsonb, s.links::jsonb, s.size, decode(s.raw, 'base64'), ${receivedAt}
-      FROM stored s
-      ORDER BY s.ord
+      SELECT c.id, c.inbox_id, c.from_address, c.address, c.subject, c.text_body, c.html_body, c.headers::jsonb,
+        c.attachments::jsonb, c.codes::jsonb, c.links::jsonb, c.size, decode(c.raw, 'base64'), ${receivedAt}
+      FROM copy c JOIN locked l ON l.id = c.inbox_id
+      ORDER BY c.ord
       RETURNING id
-    )`;
-}
-
-/** An attachment's contents, for the message of a batch it belongs to. */
-export interface NewContent {
-  id: string;
-  messageId: string;
-  content: Uint8Array;
-}
-
-/**
- * The attachments CTE of a batch's statement: the contents of the messages
- * the CTE `message` inserted (none for a copy that was not stored). Byte
- * strings travel as base64 text: the driver sends no bytea arrays.
- */
-function attachmentsCte(db: Db, contents: NewContent[]): Fragment {
-  if (contents.length === 0) return db``;
-  return db`, attachment AS (
+    ), attachment AS (
       INSERT INTO attachments (id, message_id, content)
       SELECT a.id, a.message_id, decode(a.content, 'base64')
       FROM unnest(
@@ -131,69 +105,10 @@ function attachmentsCte(db: Db, contents: NewContent[]): Fragment {
         ${contents.map((c) => c.content.toBase64())}::text[]
       ) AS a(id, message_id, content)
       WHERE a.message_id IN (SELECT id FROM message)
-    )`;
-}
-
-/** A copy of a received message for an inbox known by id, with the `message.received` event it emits. */
-export interface NewCopy extends NewMessage {
-  /** The inbox the RCPT check found for the address; the copy is stored only if it is still live. */
-  inboxId: string;
-  event: NewEvent;
-}
-
-/** What `storeWithEvents` did. */
-export interface StoredCopies {
-  /** The inboxes that got messages. */
-  inboxes: ReceivingInbox[];
-  /** Whether deliveries were queued for the events. */
-  queued: boolean;
-}
-
-/**
- * `storeMessages` and the events of the stored copies in one statement, with
- * no transaction around it: one round trip, atomic by itself. For a busy
- * listener the round trips of a batch set the pace over kept connections
- * (tests/bench/README.md: one statement per batch, 1,466 to 1,970 messages/s
- * against 1,149 to 1,579/s in three statements and a commit).
- *
- * The inboxes are known by id (the RCPT check looked them up) and locked as
- * `storeMessages` locks them; a copy whose inbox is no longer live is
- * neither stored nor announced. `events` (the outbox's `inStatement`) gives
- * the CTEs that append the events of the CTE it is given, `stored`, and
- * queue their deliveries.
- */
-export async function storeWithEvents(
-  db: Db,
-  copies: NewCopy[],
-  contents: NewContent[],
-  receivedAt: Date,
-  channel: string,
-  events: (source: string) => { ctes: Fragment; queued: Fragment },
-): Promise<StoredCopies> {
-  const announce = events("stored");
-  const rows = await db<(ReceivingInbox & { queued: boolean })[]>`
-    WITH ${copyCte(db, copies)}, known AS (
-      SELECT * FROM unnest(
-        ${copies.map((m) => m.inboxId)}::text[], ${copies.map((m) => m.event.id)}::text[],
-        ${copies.map((m) => m.event.type)}::text[], ${copies.map((m) => m.event.payload)}::text[],
-        ${copies.map((m) => m.event.createdAt.toISOString())}::timestamptz[]
-      ) WITH ORDINALITY AS k(inbox_id, event_id, type, payload, created_at, ord)
-    ), locked AS MATERIALIZED (
-      SELECT i.id, i.account_id, i.address FROM inboxes i
-      WHERE i.id = ANY(${copies.map((m) => m.inboxId)}::text[]) AND i.expires_at > ${receivedAt}
-      ORDER BY i.id
-      FOR NO KEY UPDATE
-    ), stored AS MATERIALIZED (
-      SELECT c.*, k.inbox_id, k.event_id, k.type, k.payload, k.created_at, l.account_id
-      FROM copy c JOIN known k ON k.ord = c.ord JOIN locked l ON l.id = k.inbox_id
-    ), ${messageCte(db, receivedAt)}
-    ${attachmentsCte(db, contents)}
-    ${announce.ctes}
-    -- Every locked inbox gets a message: it is the inbox of one of the copies.
-    SELECT l.id, l.account_id, l.address, pg_notify(${channel}, l.id), ${announce.queued} AS queued FROM locked l`;
-  return {
-    inboxes: rows.map(({ id, accountId, address }) => ({ id, accountId, address })),
-    queued: rows.some((r) => r.queued),
+    )`,
+    written: db`SELECT id FROM message`,
+    // Every locked inbox gets a copy: it is the inbox of one of them.
+    select: db`l.id, l.account_id, l.address, pg_notify(${channel}, l.id) AS notified FROM locked l`,
   };
 }
 

@@ -25,7 +25,7 @@ import { freePort } from "../_helpers/ports.ts";
 import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
-import { claim, notifyQueued, purgeOld as purgeOldDeliveries } from "../../src/deliveries/repo.ts";
+import { claim, purgeOld as purgeOldDeliveries } from "../../src/deliveries/repo.ts";
 import { purgeOld as purgeOldEvents } from "../../src/events/repo.ts";
 import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
 import { PER_WEBHOOK_CONCURRENCY } from "../../src/deliveries/runtime.ts";
@@ -206,7 +206,8 @@ async function queueBacklog(db: TestDb, accountId: string, events: number): Prom
 async function releaseBacklog(db: TestDb): Promise<void> {
   await db.sql.begin(async (tx) => {
     await tx`UPDATE deliveries SET run_at = now() WHERE status = 'pending'`;
-    await notifyQueued(tx, DELIVERY_CHANNEL);
+    // NOTIFY is transactional: the service hears it once the update has committed.
+    await tx`SELECT pg_notify(${DELIVERY_CHANNEL}, '')`;
   });
 }
 

@@ -9,7 +9,7 @@ import { ADMIN_TOKEN, createWebhook, newApiKey, newUser, type TestApp, type User
 import type { ManualClock } from "../_helpers/clock.ts";
 import { startHarness } from "../_helpers/harness.ts";
 import { startSession } from "../../src/auth/service.ts";
-import { prepareMessage, receiveMessage } from "../../src/messages/receive.ts";
+import { createReceiver, prepareMessage } from "../../src/messages/receive.ts";
 import { isIpLiteral } from "../../src/url_safety/address.ts";
 import type { Sql } from "../../src/db/client.ts";
 import { DOCUMENTED_CODES, type Operation, resolveOperation, UNMATCHED_ALLOWED } from "./_spec.ts";
@@ -234,10 +234,9 @@ async function seedOwned(app: TestApp, user: User, tag: string): Promise<Owned> 
     const json = await res.json();
     if (res.status !== 201) throw new Error(`seed inbox: ${res.status} ${JSON.stringify(json)}`);
     inboxIds.push(json.id);
-    const got = await receiveMessage(
-      app.deps,
-      json.address,
-      prepareMessage({
+    const [got] = await createReceiver(app.deps).receive({
+      addresses: [json.address],
+      message: prepareMessage({
         from: "sender@example.org",
         subject: `hello ${tag} ${i}`,
         text: "body",
@@ -246,7 +245,7 @@ async function seedOwned(app: TestApp, user: User, tag: string): Promise<Owned> 
         attachments: [{ filename: "a.txt", contentType: "text/plain", content: new TextEncoder().encode("a") }],
         raw: new TextEncoder().encode(`Subject: hello ${tag} ${i}\r\n\r\nbody\r\n`),
       }),
-    );
+    });
     if (!got) throw new Error("seed message was not stored");
     messageIds.push([got.inboxId, got.messageId]);
   }
