@@ -18,7 +18,9 @@ export type KeySource =
   | { key: string; source: "file" | "generated"; path: string };
 
 /** The base64 key to encrypt webhook secrets with. */
-export async function resolveEncryptionKey(config: Config): Promise<KeySource> {
+export async function resolveEncryptionKey(
+  config: Pick<Config, "encryptionKey" | "databaseUrl" | "dataDir">,
+): Promise<KeySource> {
   if (config.encryptionKey) return { key: config.encryptionKey, source: "env" };
   if (config.databaseUrl) {
     throw new ConfigError(
