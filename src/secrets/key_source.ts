@@ -4,7 +4,8 @@
  * a generated key would differ per instance, so start-up refuses instead.
  */
 import { join } from "node:path";
-import { type Config, ConfigError, ENCRYPTION_KEY_PATTERN } from "../config.ts";
+import { type Config, ENCRYPTION_KEY_PATTERN } from "../config.ts";
+import { ConfigError } from "../shared/config_error.ts";
 import { onDataDir } from "../db/data_dir.ts";
 
 const KEY_FILE = "encryption.key";
