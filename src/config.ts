@@ -13,6 +13,7 @@
 import type { LogLevel } from "@logtape/logtape";
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
+import { ConfigError } from "./shared/config_error.ts";
 
 /** LogTape's level names, least severe first. */
 const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "fatal"] as const satisfies readonly LogLevel[];
@@ -240,16 +241,6 @@ type Env = z.output<typeof EnvSchema>;
  * without default).
  */
 export type Config = { [N in keyof Required<Env> as CamelCase<N & string>]: Env[N] };
-
-/**
- * Raised when the environment holds a value the service cannot run with, or
- * names something it cannot use (a port in use, a database that does not
- * answer, a data directory it cannot write): start-up prints the message, one
- * line that names the variable, and exits with code 2.
- */
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
 
 /** Reads and validates the configuration from an environment map. */
 export function loadConfig(env: Record<string, string | undefined>): Config {

@@ -4,7 +4,8 @@
  * and shut down cleanly on SIGTERM.
  */
 import { getLogger } from "@logtape/logtape";
-import { ConfigError, loadConfig } from "./config.ts";
+import { loadConfig } from "./config.ts";
+import { ConfigError } from "./shared/config_error.ts";
 import { setupLogging } from "./shared/log.ts";
 import { type Database, openDatabase } from "./db/client.ts";
 import { waitForDatabase } from "./db/wait_for_database.ts";

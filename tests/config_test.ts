@@ -1,6 +1,7 @@
 /** Configuration: defaults that work, and bad values named at start-up. */
 import assert from "node:assert/strict";
-import { ConfigError, configKey, EnvSchema, loadConfig } from "../src/config.ts";
+import { configKey, EnvSchema, loadConfig } from "../src/config.ts";
+import { ConfigError } from "../src/shared/config_error.ts";
 import { configRows, configTable } from "../scripts/config_table.ts";
 
 Deno.test("defaults need no environment at all", () => {

@@ -6,7 +6,7 @@
 import postgres from "postgres";
 import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../shared/config_error.ts";
 import { onDataDir } from "./data_dir.ts";
 
 /** A postgres.js client with the service's transforms. */

@@ -2,7 +2,7 @@
  * DATA_DIR problems as start-up refusals: one line naming DATA_DIR, the
  * directory and the cause, in place of the file system's error and its stack.
  */
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../shared/config_error.ts";
 import { errorCode } from "../shared/error_code.ts";
 
 const CAUSES: Record<string, string> = {

@@ -16,7 +16,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { getLogger } from "@logtape/logtape";
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../shared/config_error.ts";
 import { sha256Hex } from "../shared/crypto.ts";
 import type { Sql } from "./client.ts";
 import { LIVE_SQL } from "./live_sql.ts";

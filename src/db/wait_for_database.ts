@@ -5,7 +5,7 @@
  * that no wait will change (no such database, a refused login) give up at once.
  */
 import { getLogger } from "@logtape/logtape";
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../shared/config_error.ts";
 import type { Sql } from "./client.ts";
 import { connectionErrorReason, isConnectionError } from "./connection_errors.ts";
 import { withTimeout } from "../shared/with_timeout.ts";

@@ -9,7 +9,7 @@
  * value yet (written before the check existed) is checked on one of them.
  */
 import type { Db } from "../db/client.ts";
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../shared/config_error.ts";
 import type { SecretBox } from "./secret_box.ts";
 import type { KeySource } from "./key_source.ts";
 import { anyWebhookSecret, readKeyCheck, storeKeyCheck } from "./repo.ts";

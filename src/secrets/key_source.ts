@@ -4,7 +4,8 @@
  * a generated key would differ per instance, so start-up refuses instead.
  */
 import { join } from "node:path";
-import { type Config, ConfigError, ENCRYPTION_KEY_PATTERN } from "../config.ts";
+import { type Config, ENCRYPTION_KEY_PATTERN } from "../config.ts";
+import { ConfigError } from "../shared/config_error.ts";
 import { onDataDir } from "../db/data_dir.ts";
 
 const KEY_FILE = "encryption.key";
@@ -18,7 +19,9 @@ export type KeySource =
   | { key: string; source: "file" | "generated"; path: string };
 
 /** The base64 key to encrypt webhook secrets with. */
-export async function resolveEncryptionKey(config: Config): Promise<KeySource> {
+export async function resolveEncryptionKey(
+  config: Pick<Config, "encryptionKey" | "databaseUrl" | "dataDir">,
+): Promise<KeySource> {
   if (config.encryptionKey) return { key: config.encryptionKey, source: "env" };
   if (config.databaseUrl) {
     throw new ConfigError(

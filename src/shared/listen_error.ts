@@ -2,7 +2,7 @@
  * A listener that cannot open (HTTP on PORT, SMTP on SMTP_PORT) as a start-up
  * refusal: one line naming the variable and the cause.
  */
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "./config_error.ts";
 import { errorCode } from "./error_code.ts";
 
 /** The refusal for `err` from listening on `host`:`port` as set by `variable`, if it is a known cause. */

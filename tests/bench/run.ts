@@ -3,7 +3,7 @@
  * limit side by side, in one run, on this machine, and prints the ratio.
  * Figures go to stdout as a table and to tests/bench/results.json.
  *
- * Scenarios (design "Targets", issue 7):
+ * Scenarios, each with the target its ratio is read against in tests/bench/README.md:
  *   api        authenticated GET /api/user-webhooks (wrk) vs a bare Deno.serve + postgres.js handler
  *   deliveries signed deliveries/s from committed events vs plain fetch at the service's concurrency (and at 64)
  *   latency    event committed -> receiver, p50/p95/p99 at 50/s and 200/s offered, and 10 webhooks at 200/s
@@ -892,7 +892,7 @@ try {
     const mem = await account(service, receiver, 1);
     const idle = rssKb(service.pid, "VmRSS");
     await receiver.reset(1000);
-    // Issue 15: memory bounded with 10^5 queued (the queue holds only what is in flight; the rest stays in the table).
+    // Memory stays bounded with 10^5 queued (the queue holds only what is in flight; the rest stays in the table).
     await emitBurst(db, mem.id, 100_000, 1_000);
     let peak = 0;
     for (let i = 0; i < 40; i++) {

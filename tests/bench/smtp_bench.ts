@@ -102,7 +102,7 @@ export async function smtpLoad(
   return Math.round(load.messages / ((performance.now() - started) / 1000));
 }
 
-/** The last commit that stored a message in one transaction per recipient (issue 15: about 250 recipients/s). */
+/** The last commit that stored a message in one transaction per recipient: the smtp scenario's "before". */
 export const BEFORE_BATCHED = "cc8c7f9";
 
 /** A message of about 2 kB, as smtp-source sends. */

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { openDatabase, type Sql } from "../../src/db/client.ts";
 import { loadMigrations, migrate } from "../../src/db/migrate.ts";
 import { LIVE_SQL } from "../../src/db/live_sql.ts";
-import { ConfigError } from "../../src/config.ts";
+import { ConfigError } from "../../src/shared/config_error.ts";
 import { TEST_DATABASE_URL } from "../_helpers/db.ts";
 import { functionBodiesIn, liveFunctionBodies, staleFunctionsSql } from "../_helpers/live_sql.ts";
 

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { clientAddressReader, UNKNOWN_ADDRESS } from "../../src/http/client_address.ts";
-import { ConfigError, loadConfig } from "../../src/config.ts";
+import { loadConfig } from "../../src/config.ts";
+import { ConfigError } from "../../src/shared/config_error.ts";
 
 /** Serves an app answering the client address it reads, on `hostname`; returns a fetcher. */
 function serve(hostname: string, trusted: string[]) {

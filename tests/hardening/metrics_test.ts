@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { createTestDb } from "../_helpers/db.ts";
 import { ADMIN_TOKEN, startApp, type TestApp } from "../_helpers/app.ts";
 import { expectError } from "../_helpers/expect.ts";
-import { ConfigError, loadConfig } from "../../src/config.ts";
+import { loadConfig } from "../../src/config.ts";
+import { ConfigError } from "../../src/shared/config_error.ts";
 import { rawBurst, rawRequest } from "./raw_http.ts";
 
 const METRICS_TOKEN = "metrics-token-0123456789abcdef";
