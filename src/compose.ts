@@ -52,7 +52,7 @@ export interface Services {
   urlCheck: UrlCheckOptions;
   /** The one LISTEN connection of this instance, fanned out in process. */
   hub: NotificationHub;
-  /** The one way events and deliveries are written. */
+  /** Writes events with their first delivery attempts, in a transaction or in an emitter's statement; queues redeliveries. */
   outbox: Outbox;
   /** The delivery queue, its dispatcher and HTTP client. */
   deliveries: DeliveryRuntime;
