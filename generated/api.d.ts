@@ -935,6 +935,10 @@ export interface components {
             id: string;
             inboxId: string;
             from: string;
+            /**
+             * @description The recipient address: the inbox's address, or `<localPart>+<tag>@...` as it was sent
+             *     to (sub-addressing; the tag keeps its case).
+             */
             to: string;
             subject: string;
             /** Format: date-time */
@@ -965,6 +969,10 @@ export interface components {
             id: string;
             inboxId: string;
             from: string;
+            /**
+             * @description The recipient address: the inbox's address, or `<localPart>+<tag>@...` as it was sent
+             *     to (sub-addressing; the tag keeps its case).
+             */
             to: string;
             subject: string;
             /** Format: date-time */
@@ -1034,6 +1042,10 @@ export interface components {
             inboxId: string;
             messageId: string;
             from: string;
+            /**
+             * @description The recipient address: the inbox's address, or `<localPart>+<tag>@...` as it was sent
+             *     to (sub-addressing; the tag keeps its case).
+             */
             to: string;
             subject: string;
             /** Format: date-time */
@@ -1337,6 +1349,13 @@ export interface components {
         EventTypes: string;
         /** @description Only messages whose sender (address or display name) contains this, ignoring case. */
         FilterFrom: string;
+        /**
+         * @description Only messages whose recipient address contains this, ignoring case. Mail to
+         *     `<localPart>+<tag>@` the mail domain goes to the inbox `<localPart>` and keeps the whole
+         *     address as its `to` (the tag in its case), so one inbox serves a whole CI run: each test
+         *     signs up as `ci+<test-id>@...` and waits with `to=ci+<test-id>@`.
+         */
+        FilterTo: string;
         /** @description Only messages whose subject contains this, ignoring case. */
         FilterSubject: string;
         /** @description Only messages whose text or HTML body contains this, ignoring case. */
@@ -2109,6 +2128,13 @@ export interface operations {
                 from?: components["parameters"]["FilterFrom"];
                 /** @description Only messages whose subject contains this, ignoring case. */
                 subject?: components["parameters"]["FilterSubject"];
+                /**
+                 * @description Only messages whose recipient address contains this, ignoring case. Mail to
+                 *     `<localPart>+<tag>@` the mail domain goes to the inbox `<localPart>` and keeps the whole
+                 *     address as its `to` (the tag in its case), so one inbox serves a whole CI run: each test
+                 *     signs up as `ci+<test-id>@...` and waits with `to=ci+<test-id>@`.
+                 */
+                to?: components["parameters"]["FilterTo"];
                 /** @description Only messages whose text or HTML body contains this, ignoring case. */
                 contains?: components["parameters"]["FilterContains"];
                 /**
@@ -2165,6 +2191,13 @@ export interface operations {
                 from?: components["parameters"]["FilterFrom"];
                 /** @description Only messages whose subject contains this, ignoring case. */
                 subject?: components["parameters"]["FilterSubject"];
+                /**
+                 * @description Only messages whose recipient address contains this, ignoring case. Mail to
+                 *     `<localPart>+<tag>@` the mail domain goes to the inbox `<localPart>` and keeps the whole
+                 *     address as its `to` (the tag in its case), so one inbox serves a whole CI run: each test
+                 *     signs up as `ci+<test-id>@...` and waits with `to=ci+<test-id>@`.
+                 */
+                to?: components["parameters"]["FilterTo"];
                 /** @description Only messages whose text or HTML body contains this, ignoring case. */
                 contains?: components["parameters"]["FilterContains"];
                 /**

@@ -90,6 +90,12 @@ export interface PageQuery {
 export interface MessageFilter {
   /** The sender's address or display name contains this. */
   from?: string;
+  /**
+   * The recipient address the message was sent to contains this (a tag
+   * included): one inbox per CI run, `ci+<test-id>@...` per test, and
+   * `waitFor(inbox.id, { to: "ci+<test-id>@" })`.
+   */
+  to?: string;
   /** The subject contains this. */
   subject?: string;
   /** The text or HTML body contains this. */

@@ -32,19 +32,20 @@ const LOOKUP_ADDRESSES = 256;
 export class LiveAddresses {
   /** Address -> its live inbox, and the time (ms) until which it passes without a query. */
   readonly #known = new Map<string, { until: number; inbox: LiveInbox }>();
-  readonly #lookups: Batcher<string, boolean>;
+  readonly #lookups: Batcher<string, LiveInbox | undefined>;
 
   constructor(private readonly deps: { sql: Sql; clock: Clock }) {
-    this.#lookups = new Batcher<string, boolean>(async (addresses) => {
+    this.#lookups = new Batcher<string, LiveInbox | undefined>(async (addresses) => {
       const found = await this.lookUp(addresses);
-      return addresses.map((address) => found.has(address));
+      return addresses.map((address) => found.get(address));
     }, { maxItems: LOOKUP_ADDRESSES, concurrency: 2 });
   }
 
-  /** Whether `address` (lowercase) is a live inbox's: remembered, or looked up with the others asked meanwhile. */
-  isLive(address: string): Promise<boolean> {
-    if ((this.#known.get(address)?.until ?? 0) > this.deps.clock.now().getTime()) return Promise.resolve(true);
-    return this.#lookups.submit(address);
+  /** The live inbox of `address` (lowercase): remembered, or looked up with the others asked meanwhile. */
+  async inboxOf(address: string): Promise<LiveInbox | undefined> {
+    const known = this.#known.get(address);
+    if (known && known.until > this.deps.clock.now().getTime()) return known.inbox;
+    return await this.#lookups.submit(address);
   }
 
   /** The live inboxes of `addresses` (lowercase): those remembered, and the others looked up now in one query. */

@@ -7,6 +7,7 @@
  */
 import { getLogger } from "@logtape/logtape";
 import { LiveAddresses, type LiveInbox } from "../inboxes/live_addresses.ts";
+import { type Recipient, recipientOf } from "../inboxes/recipient.ts";
 import { newEvent } from "../deliveries/outbox.ts";
 import { INBOX_CHANNEL, type InboxDeps } from "../inboxes/service.ts";
 import { Batcher } from "../shared/batcher.ts";
@@ -64,18 +65,19 @@ export interface Stored {
   messageId: string;
 }
 
-/** The `message.received` data of a copy stored for `inbox` (the event carries at most EVENT_LINKS links). */
+/** The `message.received` data of a copy stored for `inboxId` (the event carries at most EVENT_LINKS links). */
 function receivedData(
   message: PreparedMessage,
-  inbox: { id: string; address: string },
+  inboxId: string,
+  to: string,
   messageId: string,
   now: Date,
 ): EventDataMap["message.received"] {
   return {
-    inboxId: inbox.id,
+    inboxId,
     messageId,
     from: message.from,
-    to: inbox.address,
+    to,
     subject: message.subject,
     receivedAt: now.toISOString(),
     size: message.raw.byteLength,
@@ -86,21 +88,31 @@ function receivedData(
 
 /** A copy of an arrival for one recipient, with the ids of its message and attachments. */
 interface Copy {
-  address: string;
+  /** The recipient's inbox and the address the copy keeps (inboxes/recipient.ts). */
+  recipient: Recipient;
   inbox: LiveInbox;
   message: PreparedMessage;
   id: string;
   attachments: (IncomingAttachment & { id: string })[];
 }
 
-/** One copy per distinct recipient (any case) of each arrival with a live inbox in `inboxes`, in arrival order. */
-function copiesOf(arrivals: Arrival[], inboxes: ReadonlyMap<string, LiveInbox>, now: Date): Copy[][] {
+/**
+ * One copy per distinct recipient of each arrival (as its message keeps it:
+ * tags are distinct recipients of one inbox) whose inbox is live in
+ * `inboxes` (by inbox address), in arrival order.
+ */
+function copiesOf(
+  arrivals: Arrival[],
+  inboxes: ReadonlyMap<string, LiveInbox>,
+  mailDomain: string,
+  now: Date,
+): Copy[][] {
   return arrivals.map(({ addresses, message }) =>
-    [...new Set(addresses.map((address) => address.toLowerCase()))].flatMap((address) => {
-      const inbox = inboxes.get(address);
+    recipientsOf(addresses, mailDomain).flatMap((recipient) => {
+      const inbox = inboxes.get(recipient.inbox);
       if (!inbox) return [];
       return [{
-        address,
+        recipient,
         inbox,
         message,
         id: newId("msg", now.getTime()),
@@ -110,12 +122,22 @@ function copiesOf(arrivals: Arrival[], inboxes: ReadonlyMap<string, LiveInbox>, 
   );
 }
 
+/** The distinct recipients of `addresses` that are inboxes' addresses. */
+function recipientsOf(addresses: string[], mailDomain: string): Recipient[] {
+  const byTo = new Map<string, Recipient>();
+  for (const address of addresses) {
+    const recipient = recipientOf(address, mailDomain);
+    if (recipient) byTo.set(recipient.to, recipient);
+  }
+  return [...byTo.values()];
+}
+
 /** A copy's row (built before the statement: locks are held only while it runs). */
-function copyRow({ address, inbox, message, id, attachments }: Copy): repo.NewCopy {
+function copyRow({ recipient, inbox, message, id, attachments }: Copy): repo.NewCopy {
   return {
     id,
     inboxId: inbox.id,
-    address,
+    to: recipient.to,
     from: message.from,
     subject: message.subject,
     text: message.text,
@@ -160,7 +182,7 @@ export async function storeArrivals(
   inboxes: ReadonlyMap<string, LiveInbox>,
 ): Promise<ArrivalOutcome[]> {
   const now = deps.clock.now();
-  const copies = copiesOf(arrivals, inboxes, now);
+  const copies = copiesOf(arrivals, inboxes, deps.config.mailDomain, now);
   const stored = await storeCopies(deps, copies.flat(), now);
   const outcomes: ArrivalOutcome[] = copies.map((list) => ({
     stored: list.filter((c) => stored.has(c.id)).map((c) => ({ inboxId: c.inbox.id, messageId: c.id })),
@@ -170,15 +192,15 @@ export async function storeArrivals(
   // Is any of the gone inboxes' addresses live again, under another inbox?
   let reborn: Map<string, LiveInbox>;
   try {
-    reborn = await deps.liveAddresses.lookUp(gone.map((c) => c.address));
+    reborn = await deps.liveAddresses.lookUp(gone.map((c) => c.recipient.inbox));
   } catch (error) {
     return copies.map((list, i) => list.some((c) => !stored.has(c.id)) ? { error } : outcomes[i]!);
   }
   for (const [i, list] of copies.entries()) {
-    const again = list.filter((c) =>
-      !stored.has(c.id) && reborn.has(c.address) && reborn.get(c.address)!.id !== c.inbox.id
-    )
-      .map((c) => ({ ...c, inbox: reborn.get(c.address)! }));
+    const again = list.flatMap((c) => {
+      const now = reborn.get(c.recipient.inbox);
+      return !stored.has(c.id) && now && now.id !== c.inbox.id ? [{ ...c, inbox: now }] : [];
+    });
     if (again.length === 0) continue;
     try {
       const more = await storeCopies(deps, again, now);
@@ -192,7 +214,9 @@ export async function storeArrivals(
 }
 
 /** What storing needs. */
-export type StoreDeps = Pick<InboxDeps, "sql" | "clock" | "outbox" | "hub"> & { liveAddresses: LiveAddresses };
+export type StoreDeps = Pick<InboxDeps, "sql" | "clock" | "outbox" | "hub" | "config"> & {
+  liveAddresses: LiveAddresses;
+};
 
 /** Runs the statement for `copies`; resolves to the ids of those stored, and wakes their inboxes' waiters here. */
 async function storeCopies(deps: StoreDeps, copies: Copy[], now: Date): Promise<Set<string>> {
@@ -202,7 +226,7 @@ async function storeCopies(deps: StoreDeps, copies: Copy[], now: Date): Promise<
   const events = copies.map((c) => ({
     event: newEvent(
       "message.received",
-      receivedData(c.message, { id: c.inbox.id, address: c.address }, c.id, now),
+      receivedData(c.message, c.inbox.id, c.recipient.to, c.id, now),
       now,
     ),
     accountId: c.inbox.accountId,
@@ -220,8 +244,8 @@ async function storeCopies(deps: StoreDeps, copies: Copy[], now: Date): Promise<
 
 /** Mail arriving at one instance: the RCPT check and the storing, each batched (`createReceiver`). */
 export interface Receiver {
-  /** Whether mail for this address (any case) would be accepted now. */
-  accepts(address: string): Promise<boolean>;
+  /** The live inbox mail for this address (any case, a tag allowed) would go to now; undefined: refused. */
+  inboxOf(address: string): Promise<LiveInbox | undefined>;
   /** Stores the message for its recipients' live inboxes; resolves to the copies stored, once committed. */
   receive(arrival: Arrival): Promise<Stored[]>;
 }
@@ -250,10 +274,12 @@ const BATCHES_IN_FLIGHT = 1;
  * one arrival at a time, by the same statement, so that one message the
  * database refuses fails alone.
  */
-export function createReceiver(deps: Omit<StoreDeps, "liveAddresses"> & Pick<InboxDeps, "config">): Receiver {
+export function createReceiver(deps: Omit<StoreDeps, "liveAddresses">): Receiver {
   const live = new LiveAddresses(deps);
   const store = { ...deps, liveAddresses: live };
-  const addressesOf = (arrivals: Arrival[]) => arrivals.flatMap((a) => a.addresses.map((x) => x.toLowerCase()));
+  const { mailDomain } = deps.config;
+  const addressesOf = (arrivals: Arrival[]) =>
+    recipientsOf(arrivals.flatMap((a) => a.addresses), mailDomain).map((r) => r.inbox);
   const batches = new Batcher<Arrival, ArrivalOutcome>(async (arrivals) => {
     try {
       return await storeArrivals(store, arrivals, await live.inboxesOf(addressesOf(arrivals)));
@@ -281,11 +307,9 @@ export function createReceiver(deps: Omit<StoreDeps, "liveAddresses"> & Pick<Inb
   });
 
   return {
-    accepts(address) {
-      const normalized = address.toLowerCase();
-      const at = normalized.lastIndexOf("@");
-      if (at <= 0 || normalized.slice(at + 1) !== deps.config.mailDomain) return Promise.resolve(false);
-      return live.isLive(normalized);
+    async inboxOf(address) {
+      const recipient = recipientOf(address, mailDomain);
+      return recipient ? await live.inboxOf(recipient.inbox) : undefined;
     },
     async receive(arrival) {
       const outcome = await batches.submit(arrival);

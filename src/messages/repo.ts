@@ -14,8 +14,8 @@ export interface NewCopy {
   id: string;
   /** The inbox the RCPT check found; the copy is stored only if it is still live. */
   inboxId: string;
-  /** The recipient (lowercase). */
-  address: string;
+  /** The recipient as the message keeps it (its inbox's address, with a tag if it had one). */
+  to: string;
   from: string;
   subject: string;
   text: string | null;
@@ -77,12 +77,12 @@ export function storeCopiesChange(
     ctes: db`copy AS (
       SELECT * FROM unnest(
         ${copies.map((m) => m.id)}::text[], ${copies.map((m) => m.inboxId)}::text[],
-        ${copies.map((m) => m.address)}::text[], ${copies.map((m) => m.from)}::text[],
+        ${copies.map((m) => m.to)}::text[], ${copies.map((m) => m.from)}::text[],
         ${copies.map((m) => m.subject)}::text[], ${copies.map((m) => m.text)}::text[],
         ${copies.map((m) => m.html)}::text[], ${json((m) => m.headers)}::text[], ${json((m) => m.attachments)}::text[],
         ${json((m) => m.codes)}::text[], ${json((m) => m.links)}::text[], ${copies.map((m) => m.size)}::integer[],
         ${copies.map((m) => m.raw.toBase64())}::text[]
-      ) WITH ORDINALITY AS c(id, inbox_id, address, from_address, subject, text_body, html_body, headers, attachments,
+      ) WITH ORDINALITY AS c(id, inbox_id, to_address, from_address, subject, text_body, html_body, headers, attachments,
         codes, links, size, raw, ord)
     ), locked AS MATERIALIZED (
       SELECT i.id, i.account_id, i.address FROM inboxes i
@@ -92,7 +92,7 @@ export function storeCopiesChange(
     ), message AS (
       INSERT INTO messages (id, inbox_id, from_address, to_address, subject, text_body, html_body, headers,
         attachments, codes, links, size, raw, received_at)
-      SELECT c.id, c.inbox_id, c.from_address, c.address, c.subject, c.text_body, c.html_body, c.headers::jsonb,
+      SELECT c.id, c.inbox_id, c.from_address, c.to_address, c.subject, c.text_body, c.html_body, c.headers::jsonb,
         c.attachments::jsonb, c.codes::jsonb, c.links::jsonb, c.size, decode(c.raw, 'base64'), ${receivedAt}
       FROM copy c JOIN locked l ON l.id = c.inbox_id
       ORDER BY c.ord
@@ -117,6 +117,7 @@ function filterConditions(db: Db, f: MessageFilters) {
   // strpos on lower() rather than ILIKE: no wildcard in a user's filter text needs escaping.
   return db`
     ${f.from ? db`AND strpos(lower(m.from_address), lower(${f.from})) > 0` : db``}
+    ${f.to ? db`AND strpos(lower(m.to_address), lower(${f.to})) > 0` : db``}
     ${f.subject ? db`AND strpos(lower(m.subject), lower(${f.subject})) > 0` : db``}
     ${
     f.contains
@@ -260,13 +261,15 @@ export async function matchArrivals(
       SELECT * FROM unnest(
         ${column((w) => w.afterSeq)}::bigint[],
         ${column((w) => w.filters.from || null)}::text[],
+        ${column((w) => w.filters.to || null)}::text[],
         ${column((w) => w.filters.subject || null)}::text[],
         ${column((w) => w.filters.contains || null)}::text[],
         ${column((w) => w.filters.since?.toISOString() ?? null)}::timestamptz[]
-      ) WITH ORDINALITY AS w(after_seq, f_from, f_subject, f_contains, f_since, ord)
+      ) WITH ORDINALITY AS w(after_seq, f_from, f_to, f_subject, f_contains, f_since, ord)
     ), fresh AS MATERIALIZED (
       -- messages_inbox_seq_idx: what arrived after the earliest position, in the order it was stored.
-      SELECT m.seq, m.id, m.received_at, lower(m.from_address) AS from_l, lower(m.subject) AS subject_l,
+      SELECT m.seq, m.id, m.received_at, lower(m.from_address) AS from_l, lower(m.to_address) AS to_l,
+        lower(m.subject) AS subject_l,
         lower(coalesce(m.text_body, '')) AS text_l, lower(coalesce(m.html_body, '')) AS html_l
       FROM messages m
       WHERE m.inbox_id = ${inboxId} AND m.seq > (SELECT min(after_seq) FROM w)
@@ -285,6 +288,7 @@ export async function matchArrivals(
           SELECT f.id FROM fresh f
           WHERE f.seq > w.after_seq
             AND (w.f_from IS NULL OR strpos(f.from_l, lower(w.f_from)) > 0)
+            AND (w.f_to IS NULL OR strpos(f.to_l, lower(w.f_to)) > 0)
             AND (w.f_subject IS NULL OR strpos(f.subject_l, lower(w.f_subject)) > 0)
             AND (w.f_contains IS NULL OR strpos(f.text_l, lower(w.f_contains)) > 0
               OR strpos(f.html_l, lower(w.f_contains)) > 0)

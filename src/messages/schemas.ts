@@ -55,6 +55,7 @@ const filterText = z.string().min(1).max(500);
 /** The filters of the list and of the wait: combined with AND. */
 const filterFields = {
   from: filterText.optional(),
+  to: filterText.optional(),
   subject: filterText.optional(),
   contains: filterText.optional(),
   since: TimestampInputSchema.optional(),
@@ -78,6 +79,8 @@ export const MessageWaitQuerySchema = z.object({
 /** The filters as the service reads them. */
 export interface MessageFilters {
   from?: string | undefined;
+  /** A case-insensitive substring of the recipient address the message keeps (a tag included). */
+  to?: string | undefined;
   subject?: string | undefined;
   contains?: string | undefined;
   since?: Date | undefined;

@@ -25,6 +25,7 @@ export interface MessageDeps {
 /** The filters of a request, as the query gives them. */
 export interface FilterQuery {
   from?: string | undefined;
+  to?: string | undefined;
   subject?: string | undefined;
   contains?: string | undefined;
   since?: string | undefined;
@@ -34,7 +35,13 @@ const messageNotFound = (): ApiError => notFound("MESSAGE_NOT_FOUND", "Message n
 const attachmentNotFound = (): ApiError => notFound("ATTACHMENT_NOT_FOUND", "Attachment not found");
 
 function filtersOf(q: FilterQuery): MessageFilters {
-  return { from: q.from, subject: q.subject, contains: q.contains, since: q.since ? new Date(q.since) : undefined };
+  return {
+    from: q.from,
+    to: q.to,
+    subject: q.subject,
+    contains: q.contains,
+    since: q.since ? new Date(q.since) : undefined,
+  };
 }
 
 /** A page of a live inbox's messages matching the filters, newest first. */

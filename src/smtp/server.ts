@@ -146,8 +146,8 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
     // What a session's handlers log carries its id (`smtpSession`), as its refusals do.
     onRcptTo(address, session, callback) {
       withContext({ smtpSession: session.id }, () =>
-        receiver.accepts(address.address).then(
-          (ok) => callback(ok ? null : noSuchMailbox()),
+        receiver.inboxOf(address.address).then(
+          (inbox) => callback(inbox ? null : noSuchMailbox()),
           (err) => {
             // A database that does not answer is the outage's one warning, not a line per command.
             if (!deps.databaseOutage.absorb(err)) log.error("RCPT check failed: {error}", { error: String(err) });
