@@ -742,7 +742,31 @@ export interface components {
         ApiKeyCreateRequest: {
             /** @description Friendly name. */
             name: string;
+            /** @description What the key may do (default every scope, including scopes added later). */
+            scopes?: components["schemas"]["Scope"][];
+            /**
+             * @description Live inboxes of the account the key is limited to (default: every inbox). Any other
+             *     inbox is 404 to it, exactly as an unknown one; it cannot create inboxes; its event log
+             *     and stream carry only these inboxes' events.
+             */
+            inboxIds?: string[];
+            /**
+             * Format: date-time
+             * @description When the key stops working: ISO 8601 with `Z` or an offset (a `TimestampInput`), in
+             *     the future, at most 365 days ahead.
+             */
+            expiresAt?: string;
+            /** @description Seconds from now until the key stops working; not with `expiresAt`. */
+            expiresInSeconds?: number;
         };
+        /**
+         * @description `inboxes:read` (inboxes, messages, wait, raw, attachments), `inboxes:write` (create and
+         *     delete inboxes, delete messages), `webhooks:read` (webhooks, delivery log),
+         *     `webhooks:write` (create, update, delete, test, redeliver), `events:read` (event log and
+         *     stream). Each operation lists the scope it needs in its `security`.
+         * @enum {string}
+         */
+        Scope: "inboxes:read" | "inboxes:write" | "webhooks:read" | "webhooks:write" | "events:read";
         ApiKeyCreated: {
             id: string;
             name: string;
@@ -752,6 +776,15 @@ export interface components {
             keyPrefix: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description What the key may do; every scope for a key made without `scopes`. */
+            scopes: components["schemas"]["Scope"][];
+            /** @description The only inboxes the key reaches; null for all of the account's. */
+            inboxIds: string[] | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working; null when it never expires.
+             */
+            expiresAt: string | null;
         };
         ApiKey: {
             id: string;
@@ -765,6 +798,15 @@ export interface components {
             lastUsedAt: string | null;
             /** Format: date-time */
             createdAt: string;
+            /** @description What the key may do; every scope for a key made without `scopes`. */
+            scopes: components["schemas"]["Scope"][];
+            /** @description The only inboxes the key reaches; null for all of the account's. */
+            inboxIds: string[] | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working; null when it never expires.
+             */
+            expiresAt: string | null;
         };
         /**
          * @description Subscribable event type.
@@ -1167,7 +1209,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `PLAN_REQUIRED` (`API keys not available on your plan`): Free plan. */
+        /**
+         * @description `PLAN_REQUIRED` (`API keys not available on your plan`): Free plan. Or
+         *     `INSUFFICIENT_SCOPE`: managing API keys needs a session or a key with every scope and no
+         *     inbox restriction.
+         */
         ApiKeysPlanRequired: {
             headers: {
                 [name: string]: unknown;
@@ -1176,8 +1222,23 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `PLAN_REQUIRED` (`Webhooks require Pro or Business plan`): Free plan. */
+        /**
+         * @description `PLAN_REQUIRED` (`Webhooks require Pro or Business plan`): Free plan. Or
+         *     `INSUFFICIENT_SCOPE`: the key lacks the scope the operation needs (its `security`).
+         */
         WebhooksPlanRequired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `INSUFFICIENT_SCOPE`: the API key lacks the scope this operation needs (listed in its
+         *     `security`); the error names it.
+         */
+        InsufficientScope: {
             headers: {
                 [name: string]: unknown;
             };
@@ -2023,6 +2084,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQuery"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
         };
     };
     createInbox: {
@@ -2062,6 +2124,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
         };
@@ -2088,6 +2151,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["InboxNotFound"];
         };
     };
@@ -2113,6 +2177,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["InboxNotFound"];
             415: components["responses"]["UnsupportedMediaType"];
         };
@@ -2177,6 +2242,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["InboxNotFound"];
         };
     };
@@ -2248,6 +2314,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["InboxNotFound"];
             429: components["responses"]["OpenRequestsLimited"];
         };
@@ -2277,6 +2344,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["MessageNotFound"];
         };
     };
@@ -2304,6 +2372,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["MessageNotFound"];
             415: components["responses"]["UnsupportedMediaType"];
         };
@@ -2333,6 +2402,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["MessageNotFound"];
         };
     };
@@ -2363,6 +2433,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             /** @description `INBOX_NOT_FOUND`, `MESSAGE_NOT_FOUND` or `ATTACHMENT_NOT_FOUND` (`Attachment not found`). */
             404: {
                 headers: {
@@ -2413,6 +2484,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
         };
     };
     streamEvents: {
@@ -2452,6 +2524,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["OpenRequestsLimited"];
         };
     };

@@ -13,6 +13,7 @@ import { accessLog } from "./http/access_log.ts";
 import { notFound } from "./http/not_found.ts";
 import { noSniff, noStore } from "./http/security_headers.ts";
 import { authenticate } from "./auth/middleware.ts";
+import { requireScope } from "./auth/scopes.ts";
 import { authRoutes } from "./auth/routes.ts";
 import { apiKeyRoutes } from "./api_keys/routes.ts";
 import { adminRoutes } from "./admin/routes.ts";
@@ -35,9 +36,10 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   app.use("/admin/*", noStore());
 
   const auth = authenticate(services);
+  const scoped = requireScope();
   app.use("/api/*", async (c, next) => {
     if (PUBLIC_API.has(c.req.path)) return await next();
-    return await auth(c, next);
+    return await auth(c, async () => void await scoped(c, next));
   });
 
   app.route("/", serviceRoutes(services));

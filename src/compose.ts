@@ -30,6 +30,7 @@ import { sweepExpiredInboxes } from "./inboxes/expiry.ts";
 import { createMessageWaiters, type MessageWaiters } from "./messages/waiters.ts";
 import { createEventStreams, type EventStreams } from "./events/streams.ts";
 import { sweepExpiredSessions } from "./auth/session_sweep.ts";
+import { sweepExpiredKeys } from "./api_keys/expired_sweep.ts";
 import { sweepOldHits } from "./rate_limit/hit_sweep.ts";
 import { sweepOldLockouts } from "./rate_limit/lockout_sweep.ts";
 import { createDatabaseOutage, databaseAnswers, type DatabaseOutage } from "./db/outage.ts";
@@ -164,6 +165,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
       { name: "old deliveries", run: (now) => purgeOldDeliveries({ sql, config }, now) },
       { name: "old events", run: (now) => purgeOldEvents({ sql, config }, now) },
       { name: "expired sessions", run: (now) => sweepExpiredSessions({ sql }, now) },
+      { name: "expired API keys", run: (now) => sweepExpiredKeys({ sql }, now) },
       { name: "old rate-limit hits", run: (now) => sweepOldHits({ sql }, now) },
       { name: "old login lockouts", run: (now) => sweepOldLockouts({ sql }, now) },
     ],

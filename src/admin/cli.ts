@@ -159,7 +159,7 @@ async function createKey(
       `API keys need the pro or business plan; ${account.email} is on ${account.plan} (deno task admin set-plan ${account.email} pro)`,
     );
   }
-  const created = await createApiKey(sql, systemClock, account.id, command.name);
+  const created = await createApiKey(sql, systemClock, account.id, { name: command.name });
   note(
     `Created API key ${created.id} ("${created.name}", ${created.keyPrefix}...) for ${account.email}; it is shown only once.`,
   );

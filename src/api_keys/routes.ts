@@ -1,5 +1,6 @@
 /** HTTP layer of API keys: create (the key is shown once), list (prefixes only), revoke. */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { securityOf } from "../auth/scopes.ts";
 import type { Sql } from "../db/client.ts";
 import type { Config } from "../config.ts";
 import type { Clock } from "../shared/clock.ts";
@@ -7,9 +8,15 @@ import type { AppEnv } from "../http/env.ts";
 import { createRouter } from "../http/router.ts";
 import { requirePlan } from "../http/require_plan.ts";
 import { bodyGuards } from "../http/guards.ts";
-import { API_SECURITY, errorResponses, IdParamSchema, jsonBody, SuccessSchema } from "../http/schemas.ts";
+import { errorResponses, IdParamSchema, jsonBody, SuccessSchema } from "../http/schemas.ts";
 import { rateLimit } from "../rate_limit/middleware.ts";
-import { ApiKeyCreatedSchema, ApiKeyCreateRequestSchema, ApiKeySchema, toApiKeyJson } from "./schemas.ts";
+import {
+  ApiKeyCreatedSchema,
+  ApiKeyCreateRequestSchema,
+  ApiKeySchema,
+  toApiKeyCreatedJson,
+  toApiKeyJson,
+} from "./schemas.ts";
 import { API_KEY_PLANS, createApiKey, revokeApiKey } from "./service.ts";
 import { listApiKeys } from "./repo.ts";
 import type { NotificationHub } from "../notifications/hub.ts";
@@ -48,7 +55,7 @@ const createKey = createRoute({
     },
     ...errors(400, 401, 403, 413, 415),
   },
-  security: API_SECURITY,
+  security: securityOf("POST /api/api-keys"),
 });
 
 const listKeys = createRoute({
@@ -62,7 +69,7 @@ const listKeys = createRoute({
     },
     ...errors(401, 403),
   },
-  security: API_SECURITY,
+  security: securityOf("GET /api/api-keys"),
 });
 
 const deleteKey = createRoute({
@@ -77,7 +84,7 @@ const deleteKey = createRoute({
     },
     ...errors(401, 403, 404),
   },
-  security: API_SECURITY,
+  security: securityOf("DELETE /api/api-keys/{id}"),
 });
 
 /** The API key routes; authentication is applied by the app to all of `/api`. */
@@ -98,12 +105,8 @@ export function apiKeyRoutes(
   app.on("DELETE", "/api/api-keys/:id", plan, rateLimit(deps, "api-keys-delete", API_KEY_RATE_LIMITS.delete));
 
   return app.openapi(createKey, async (c) => {
-    const { name } = c.req.valid("json");
-    const k = await createApiKey(deps.sql, deps.clock, c.get("principal").accountId, name);
-    return c.json(
-      { id: k.id, name: k.name, key: k.key, keyPrefix: k.keyPrefix, createdAt: k.createdAt.toISOString() },
-      201,
-    );
+    const k = await createApiKey(deps.sql, deps.clock, c.get("principal").accountId, c.req.valid("json"));
+    return c.json(toApiKeyCreatedJson(k), 201);
   }).openapi(listKeys, async (c) => {
     return c.json((await listApiKeys(deps.sql, c.get("principal").accountId)).map(toApiKeyJson), 200);
   }).openapi(deleteKey, async (c) => {

@@ -11,6 +11,7 @@ import type { AppEnv } from "../http/env.ts";
 import type { AuthCache } from "../api_keys/auth_cache.ts";
 import { authenticateApiKey } from "../api_keys/service.ts";
 import { readSessionCookie } from "./cookie.ts";
+import { type Scope, SCOPES } from "./scopes.ts";
 import { resolveSession } from "./service.ts";
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
@@ -21,14 +22,17 @@ export function authenticate(deps: { sql: Sql; clock: Clock; authCache: AuthCach
     const header = c.req.header("authorization");
     if (header !== undefined) {
       const token = BEARER.exec(header)?.[1];
-      const owner = token ? await authenticateApiKey(deps.sql, deps.clock, deps.authCache, token) : undefined;
-      if (!owner) throw unauthorized();
+      const check = token ? await authenticateApiKey(deps.sql, deps.clock, deps.authCache, token) : undefined;
+      if (!check || !("owner" in check)) throw unauthorized();
+      const { owner } = check;
       c.set("principal", {
         accountId: owner.accountId,
         email: owner.email,
         plan: owner.plan,
         apiKeyId: owner.keyId,
-        credential: { id: owner.keyId, expiresAt: null },
+        credential: { id: owner.keyId, expiresAt: owner.expiresAt },
+        scopes: (owner.scopes ?? SCOPES) as readonly Scope[],
+        inboxIds: owner.inboxIds,
       });
       return await next();
     }
@@ -42,6 +46,8 @@ export function authenticate(deps: { sql: Sql; clock: Clock; authCache: AuthCach
       plan: account.plan,
       apiKeyId: undefined,
       credential,
+      scopes: SCOPES,
+      inboxIds: null,
     });
     await next();
   });

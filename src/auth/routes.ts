@@ -1,12 +1,13 @@
 /** HTTP layer of accounts and sessions: register, login, logout, me. */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { securityOf } from "./scopes.ts";
 import type { Sql } from "../db/client.ts";
 import type { Config } from "../config.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { AppEnv } from "../http/env.ts";
 import { createRouter } from "../http/router.ts";
 import { bodyGuards } from "../http/guards.ts";
-import { API_SECURITY, errorResponses, jsonBody, jsonResponse, SuccessSchema } from "../http/schemas.ts";
+import { errorResponses, jsonBody, jsonResponse, SuccessSchema } from "../http/schemas.ts";
 import { AccountSchema, CredentialsSchema, toAccountJson } from "../accounts/schemas.ts";
 import { createAccount } from "../accounts/service.ts";
 import { findAccountById } from "../accounts/repo.ts";
@@ -57,7 +58,7 @@ const me = createRoute({
   method: "get",
   path: "/api/me",
   responses: { 200: jsonResponse("The authenticated account", AccountSchema), ...errorResponses(401) },
-  security: API_SECURITY,
+  security: securityOf("GET /api/me"),
 });
 
 /** Account and session routes. `/api/me` relies on the app's authentication of `/api`. */

@@ -9,7 +9,7 @@ import type { AccountRow } from "../accounts/schemas.ts";
 import * as repo from "./repo.ts";
 import type { NotificationHub } from "../notifications/hub.ts";
 import { notify } from "../notifications/repo.ts";
-import { existingKeyIds } from "../api_keys/repo.ts";
+import { liveKeyIds } from "../api_keys/repo.ts";
 import { AUTH_CHANNEL, type Credential, sessionCredentialId } from "./revocations.ts";
 
 /** Opens a session for the account; returns the cookie token. */
@@ -66,13 +66,14 @@ export async function endSession(
 
 /**
  * Which of these credential ids (API key ids, `session:` ids) are still
- * valid: the keys not revoked, the sessions neither ended nor expired.
+ * valid: the keys neither revoked nor expired, the sessions neither ended
+ * nor expired.
  */
 export async function stillValidCredentials(db: Db, clock: Clock, ids: string[]): Promise<Set<string>> {
   const sessions = ids.filter((id) => id.startsWith("session:")).map((id) => id.slice("session:".length));
   const keys = ids.filter((id) => !id.startsWith("session:"));
   const [liveKeys, liveSessions] = await Promise.all([
-    keys.length > 0 ? existingKeyIds(db, keys) : [],
+    keys.length > 0 ? liveKeyIds(db, keys, clock.now()) : [],
     sessions.length > 0 ? repo.liveSessionHashes(db, sessions, clock.now()) : [],
   ]);
   return new Set([...liveKeys, ...liveSessions.map(sessionCredentialId)]);

@@ -37,7 +37,8 @@ export type Emit = <T extends keyof EventDataMap>(
 export function newEvent<T extends keyof EventDataMap>(type: T, data: EventDataMap[T], now: Date): NewEvent {
   const id = newId("evt", now.getTime());
   const envelope: EventEnvelope = { id, type, createdAt: now.toISOString(), data };
-  return { id, type, payload: JSON.stringify(envelope), createdAt: now };
+  const inboxId = "inboxId" in data ? data.inboxId : null;
+  return { id, type, payload: JSON.stringify(envelope), createdAt: now, inboxId };
 }
 
 /** A change written in one statement with its events (`Outbox.statement`). */

@@ -1,18 +1,12 @@
 /** HTTP layer of the test endpoint (a signed `test` event, nothing recorded), the delivery log and redelivery. */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { securityOf } from "../auth/scopes.ts";
 import type { Sql } from "../db/client.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { AppEnv } from "../http/env.ts";
 import { createRouter } from "../http/router.ts";
 import { NoStoreHeaders, NoStoreHeaderSchema } from "../http/security_headers.ts";
-import {
-  API_SECURITY,
-  errorResponses,
-  IdParamSchema,
-  jsonResponse,
-  PageQuerySchema,
-  PathIdSchema,
-} from "../http/schemas.ts";
+import { errorResponses, IdParamSchema, jsonResponse, PageQuerySchema, PathIdSchema } from "../http/schemas.ts";
 import { getWebhook } from "../webhooks/service.ts";
 import { requireWebhookPlan } from "../webhooks/plan.ts";
 import type { DispatcherDeps } from "./dispatcher.ts";
@@ -33,7 +27,7 @@ const testRoute = createRoute({
     ...errorResponses(401, 403, 404),
     ...rateLimitedResponse(),
   },
-  security: API_SECURITY,
+  security: securityOf("POST /api/user-webhooks/{id}/test"),
 });
 
 const listRoute = createRoute({
@@ -44,7 +38,7 @@ const listRoute = createRoute({
     200: { ...jsonResponse("A page of deliveries", DeliveryListSchema), headers: NoStoreHeaders },
     ...errorResponses(400, 401, 403, 404),
   },
-  security: API_SECURITY,
+  security: securityOf("GET /api/user-webhooks/{id}/deliveries"),
 });
 
 const redeliverRoute = createRoute({
@@ -59,7 +53,7 @@ const redeliverRoute = createRoute({
     ...errorResponses(400, 401, 403, 404),
     ...rateLimitedResponse(),
   },
-  security: API_SECURITY,
+  security: securityOf("POST /api/user-webhooks/{id}/deliveries/{deliveryId}/redeliver"),
 });
 
 /** What the delivery routes need. */

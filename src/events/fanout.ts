@@ -1,6 +1,7 @@
 /**
  * Live event streams in groups: the streams of one account with the same
- * type filter that stand at the end of its log follow it together. One
+ * view of its log (types, and inboxes for a key limited to some) that stand
+ * at the end of its log follow it together. One
  * waiter and one read per group and commit, and each frame encoded once and
  * handed to every member's response without a promise per stream: a commit
  * with 1,000 streams open costs one query and 1,000 enqueues, not 1,000
@@ -61,8 +62,7 @@ class LiveGroup {
   idle = new AbortController();
 
   constructor(
-    readonly accountId: string,
-    readonly types: string[],
+    readonly view: repo.LogView,
     cursor: bigint,
   ) {
     this.cursor = cursor;
@@ -117,19 +117,21 @@ export class LiveGroups {
   }
 
   /**
-   * Follows the account's log with the group of `types` from `cursor` (the
+   * Follows the log with the group of `view` (an account, its types, its
+   * inboxes when the key is limited to some) from `cursor` (the
    * stream's position, as far as it has read and written on its own) until
    * the client goes (`signal`), falls behind, or the process shuts down.
    * Resolves with the position reached; "gap" at once when the group is
    * further than its ring reaches back to `cursor` (the stream reads on by
    * itself and comes back).
    */
-  follow(accountId: string, types: string[], cursor: string, out: LiveOut, signal: AbortSignal): Promise<LiveEnd> {
-    const key = `${accountId}\n${[...types].sort().join(",")}`;
+  follow(view: repo.LogView, cursor: string, out: LiveOut, signal: AbortSignal): Promise<LiveEnd> {
+    const inboxes = view.inboxIds === null ? "*" : [...view.inboxIds].sort().join(",");
+    const key = `${view.accountId}\n${[...view.types].sort().join(",")}\n${inboxes}`;
     let group = this.#groups.get(key);
     const at = BigInt(cursor);
     if (!group || group.stopped) {
-      group = new LiveGroup(accountId, types, at);
+      group = new LiveGroup(view, at);
       this.#groups.set(key, group);
       void this.#run(key, group);
     }
@@ -168,13 +170,12 @@ export class LiveGroups {
     // The loop starts with its first member added (follow() adds it in the same turn).
     await Promise.resolve();
     while (group.members.size > 0) {
-      const armed = this.deps.waiters.arm(group.accountId);
+      const armed = this.deps.waiters.arm(group.view.accountId);
       try {
         const { rows, more } = await repo.readEvents(
           this.deps.sql,
-          group.accountId,
+          group.view,
           String(group.cursor),
-          group.types,
           STREAM_READ_BATCH,
           STREAM_READ_BYTES,
         );

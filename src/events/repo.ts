@@ -8,6 +8,8 @@ export interface NewEvent {
   type: string;
   payload: string;
   createdAt: Date;
+  /** The inbox the event is about (a key limited to some inboxes reads only theirs); null for none. */
+  inboxId: string | null;
 }
 
 /** An event as an emitter hands it to the outbox: its account, and the row of the change it belongs to. */
@@ -23,7 +25,7 @@ export interface EmittedEvent {
 }
 
 /** The columns of `emitted`, the events a statement appends. */
-export type EmittedColumns = "event_id" | "account_id" | "type" | "payload" | "created_at" | "ord";
+export type EmittedColumns = "event_id" | "account_id" | "type" | "payload" | "created_at" | "inbox_id" | "ord";
 /** The columns of `appended`, the events a statement appended. */
 export type AppendedColumns = "id" | "account_id" | "type" | "created_at";
 
@@ -39,14 +41,13 @@ export function emittedCte(
 ): { cte: Fragment; emitted: Relation<EmittedColumns> } {
   return {
     cte: db`emitted AS MATERIALIZED (
-      SELECT e.event_id, e.account_id, e.type, e.payload, e.created_at, e.ord
+      SELECT e.event_id, e.account_id, e.type, e.payload, e.created_at, e.inbox_id, e.ord
       FROM unnest(
         ${events.map((e) => e.event.id)}::text[], ${events.map((e) => e.accountId)}::text[],
         ${events.map((e) => e.event.type)}::text[], ${events.map((e) => e.event.payload)}::text[],
-        ${events.map((e) => e.event.createdAt.toISOString())}::timestamptz[], ${
-      events.map((e) => e.ref ?? null)
-    }::text[]
-      ) WITH ORDINALITY AS e(event_id, account_id, type, payload, created_at, ref, ord)
+        ${events.map((e) => e.event.createdAt.toISOString())}::timestamptz[],
+        ${events.map((e) => e.ref ?? null)}::text[], ${events.map((e) => e.event.inboxId)}::text[]
+      ) WITH ORDINALITY AS e(event_id, account_id, type, payload, created_at, ref, inbox_id, ord)
       ${written ? db`WHERE e.ref IS NULL OR e.ref IN (${written})` : db``}
     )`,
     emitted: relation(db, "emitted"),
@@ -89,11 +90,11 @@ export function appendEventsCtes(
         ORDER BY ac.id FOR KEY SHARE
       ) a
     ), appended AS (
-      INSERT INTO events (id, account_id, type, payload, created_at, seq)
-      SELECT o.event_id, o.account_id, o.type, o.payload, o.created_at, nextval('events_seq')
+      INSERT INTO events (id, account_id, type, payload, created_at, inbox_id, seq)
+      SELECT o.event_id, o.account_id, o.type, o.payload, o.created_at, o.inbox_id, nextval('events_seq')
       FROM (
         SELECT ${emitted.col("event_id")}, ${emitted.col("account_id")}, ${emitted.col("type")},
-          ${emitted.col("payload")}, ${emitted.col("created_at")}
+          ${emitted.col("payload")}, ${emitted.col("created_at")}, ${emitted.col("inbox_id")}
         FROM (SELECT count(*) FROM event_lock) k, ${emitted.from}
         ORDER BY ${emitted.col("ord")}
       ) o
@@ -111,20 +112,33 @@ export interface StoredEvent {
   payload: string;
 }
 
-/** The account's events after `afterSeq` (all when undefined), oldest first, of the given types (all when empty). */
+/** Which of an account's events a reader sees: some types (all when empty), some inboxes' (all when null). */
+export interface LogView {
+  accountId: string;
+  types: readonly string[];
+  /** A key limited to some inboxes sees only the events about them (no others: webhooks', tests'). */
+  inboxIds: readonly string[] | null;
+}
+
+/** The conditions of `view` on the events `e`. */
+function inView(db: Db, view: LogView) {
+  // events_account_seq_idx: one account's log in commit order; the rest filters it.
+  return db`e.account_id = ${view.accountId}
+    ${view.types.length > 0 ? db`AND e.type = ANY(${view.types as string[]}::text[])` : db``}
+    ${view.inboxIds === null ? db`` : db`AND e.inbox_id = ANY(${view.inboxIds as string[]}::text[])`}`;
+}
+
+/** The events of `view` after `afterSeq` (all when undefined), oldest first. */
 export async function listEvents(
   db: Db,
-  accountId: string,
+  view: LogView,
   afterSeq: string | undefined,
-  types: readonly string[],
   limit: number,
 ): Promise<StoredEvent[]> {
-  // events_account_seq_idx: one account's log in commit order.
   return await db<StoredEvent[]>`
     SELECT e.id, e.seq::text AS seq, e.type, e.payload FROM events e
-    WHERE e.account_id = ${accountId}
+    WHERE ${inView(db, view)}
       ${afterSeq === undefined ? db`` : db`AND e.seq > ${afterSeq}::bigint`}
-      ${types.length > 0 ? db`AND e.type = ANY(${types as string[]}::text[])` : db``}
     -- e.seq, the number: the output column of the same name is its text form.
     ORDER BY e.seq
     LIMIT ${limit}`;
@@ -157,14 +171,13 @@ const decoder = new TextDecoder();
  */
 export async function readEvents(
   db: Db,
-  accountId: string,
+  view: LogView,
   afterSeq: string,
-  types: readonly string[],
   limit: number,
   maxBytes: number,
 ): Promise<StreamBatch> {
   const rows: Uint8Array[][] = await db`
-    SELECT x.id, x.seq, ${frameSql(db, "x")}, x.fetched FROM (${boundedRead(db, accountId, afterSeq, types, limit)}) x
+    SELECT x.id, x.seq, ${frameSql(db, "x")}, x.fetched FROM (${boundedRead(db, view, afterSeq, limit)}) x
     WHERE x.before < ${maxBytes}
     ORDER BY x.seq`.raw();
   const fetched = rows.length === 0 ? 0 : Number(decoder.decode(rows[0]![3]));
@@ -185,15 +198,14 @@ export async function readEvents(
  * `fetched`, how many that is, and `before`, the bytes of the envelopes ahead
  * of each: a read keeps the rows whose `before` is under its byte bound.
  */
-function boundedRead(db: Db, accountId: string, afterSeq: string, types: readonly string[], limit: number) {
+function boundedRead(db: Db, view: LogView, afterSeq: string, limit: number) {
   // octet_length of a stored value reads its size from the TOAST header, not the value itself.
   return db`
     SELECT l.*, count(*) OVER () AS fetched,
       sum(octet_length(l.payload)) OVER (ORDER BY l.seq) - octet_length(l.payload) AS before
     FROM (
       SELECT e.id, e.seq, e.type, e.payload FROM events e
-      WHERE e.account_id = ${accountId} AND e.seq > ${afterSeq}::bigint
-        ${types.length > 0 ? db`AND e.type = ANY(${types as string[]}::text[])` : db``}
+      WHERE ${inView(db, view)} AND e.seq > ${afterSeq}::bigint
       ORDER BY e.seq
       LIMIT ${limit}
     ) l`;
@@ -218,15 +230,14 @@ export interface FrameBatch {
  */
 export async function readFrames(
   db: Db,
-  accountId: string,
+  view: LogView,
   afterSeq: string,
-  types: readonly string[],
   limit: number,
   maxBytes: number,
 ): Promise<FrameBatch> {
   const rows: (Uint8Array | null)[][] = await db`
     SELECT string_agg(${frameSql(db, "x")}, '' ORDER BY x.seq), max(x.seq)::text, max(x.fetched), count(*)
-    FROM (${boundedRead(db, accountId, afterSeq, types, limit)}) x
+    FROM (${boundedRead(db, view, afterSeq, limit)}) x
     WHERE x.before < ${maxBytes}`.raw();
   const [frames, last, fetched, read] = rows[0]!;
   const n = (b: Uint8Array | null | undefined) => b ? Number(decoder.decode(b)) : 0;
@@ -255,10 +266,10 @@ function frameSql(db: Db, table: string) {
     E'\nid: ' || ${t}.id || E'\n\n'`;
 }
 
-/** The place of one of the account's events in its log; undefined when it is not one (or no longer kept). */
-export async function eventSeq(db: Db, accountId: string, id: string): Promise<string | undefined> {
+/** The place of an event of `view` (its types aside) in the log; undefined when it is none of its (or no longer kept). */
+export async function eventSeq(db: Db, view: LogView, id: string): Promise<string | undefined> {
   const rows = await db<{ seq: string }[]>`
-    SELECT seq::text AS seq FROM events WHERE id = ${id} AND account_id = ${accountId}`;
+    SELECT e.seq::text AS seq FROM events e WHERE e.id = ${id} AND ${inView(db, { ...view, types: [] })}`;
   return rows[0]?.seq;
 }
 

@@ -1,12 +1,13 @@
 /** HTTP layer of the event log: a page of events, and the live stream (Server-Sent Events). Every plan. */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { securityOf } from "../auth/scopes.ts";
 import { getLogger } from "@logtape/logtape";
 import type { AppEnv } from "../http/env.ts";
 import type { DatabaseOutage } from "../db/outage.ts";
 import { createRouter } from "../http/router.ts";
 import { sseResponse } from "../http/sse_response.ts";
 import { NoStoreHeaders } from "../http/security_headers.ts";
-import { API_SECURITY, errorResponses } from "../http/schemas.ts";
+import { errorResponses } from "../http/schemas.ts";
 import { EventListQuerySchema, EventListSchema, EventStreamHeadersSchema, EventStreamQuerySchema } from "./schemas.ts";
 import { cursorOf, type EventDeps, followEvents, listEvents } from "./service.ts";
 import type { FrameEvent } from "./repo.ts";
@@ -27,9 +28,9 @@ const listRoute = createRoute({
       headers: NoStoreHeaders,
       content: { "application/json": { schema: EventListSchema } },
     },
-    ...errorResponses(400, 401),
+    ...errorResponses(400, 401, 403),
   },
-  security: API_SECURITY,
+  security: securityOf("GET /api/events"),
 });
 
 const streamRoute = createRoute({
@@ -42,9 +43,9 @@ const streamRoute = createRoute({
       headers: NoStoreHeaders,
       content: { "text/event-stream": { schema: z.string() } },
     },
-    ...errorResponses(400, 401, 429),
+    ...errorResponses(400, 401, 403, 429),
   },
-  security: API_SECURITY,
+  security: securityOf("GET /api/events/stream"),
 });
 
 /** The event routes; `/api` authentication is applied by the app. */
@@ -57,7 +58,7 @@ export function eventRoutes(
   },
 ): OpenAPIHono<AppEnv> {
   return createRouter().openapi(listRoute, async (c) => {
-    const page = await listEvents(deps, c.get("principal").accountId, c.req.valid("query"));
+    const page = await listEvents(deps, c.get("principal"), c.req.valid("query"));
     // The stored envelopes are JSON already: spliced in as they are, byte for byte what webhooks get.
     return c.body(
       `{"data":[${page.data.join(",")}],"nextCursor":${JSON.stringify(page.nextCursor)}}`,
@@ -65,14 +66,15 @@ export function eventRoutes(
       { "content-type": "application/json" },
     ) as never;
   }).openapi(streamRoute, async (c) => {
-    const { accountId, credential } = c.get("principal");
+    const principal = c.get("principal");
+    const { accountId, credential } = principal;
     const query = c.req.valid("query");
     const lastEventId = c.req.valid("header")["last-event-id"];
     // A reconnecting EventSource sends Last-Event-ID; it wins over the ?after= of the first connection.
     const afterSeq = lastEventId !== undefined
-      ? await cursorOf(deps, accountId, lastEventId, "Last-Event-ID")
+      ? await cursorOf(deps, principal, lastEventId, "Last-Event-ID")
       : query.after !== undefined
-      ? await cursorOf(deps, accountId, query.after)
+      ? await cursorOf(deps, principal, query.after)
       : undefined;
     const from = { afterSeq, types: query.types };
     const close = await deps.openRequests.open(accountId, EVENT_STREAMS, deps.config.eventStreamsPerAccount);
@@ -85,7 +87,7 @@ export function eventRoutes(
         ping: () => void out.offer(SSE_KEEP_ALIVE),
       };
       try {
-        await followEvents(deps, accountId, from, frames, out.signal);
+        await followEvents(deps, principal, from, frames, out.signal);
       } catch (err) {
         // The stream ends; the client reconnects with Last-Event-ID and loses nothing. A database
         // that does not answer is the outage's one warning, not a line per stream.

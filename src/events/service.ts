@@ -9,6 +9,7 @@ import type { Sql } from "../db/client.ts";
 import { ApiError } from "../errors.ts";
 import { DEFAULT_PAGE_SIZE } from "../shared/cursor.ts";
 import * as repo from "./repo.ts";
+import type { Reach } from "../auth/reach.ts";
 import { type LiveOut, STREAM_READ_BATCH, STREAM_READ_BYTES } from "./fanout.ts";
 import type { EventStreams } from "./streams.ts";
 
@@ -25,9 +26,9 @@ function unknownCursor(path: string): ApiError {
   ]);
 }
 
-/** Where `after` (an event id) stands in the account's log; 400 when it is not one of its events. */
-export async function cursorOf(deps: EventDeps, accountId: string, after: string, path = "after"): Promise<string> {
-  const seq = await repo.eventSeq(deps.sql, accountId, after);
+/** Where `after` (an event id) stands in the log; 400 when it is not one of the events `reach` sees. */
+export async function cursorOf(deps: EventDeps, reach: Reach, after: string, path = "after"): Promise<string> {
+  const seq = await repo.eventSeq(deps.sql, { ...reach, types: [] }, after);
   if (seq === undefined) throw unknownCursor(path);
   return seq;
 }
@@ -35,11 +36,12 @@ export async function cursorOf(deps: EventDeps, accountId: string, after: string
 /** A page of the account's events after `after`, oldest first; `nextCursor` is the last id returned. */
 export async function listEvents(
   deps: EventDeps,
-  accountId: string,
+  reach: Reach,
   query: { after?: string | undefined; types: string[]; limit?: number | undefined },
 ): Promise<{ data: string[]; nextCursor: string | null }> {
-  const afterSeq = query.after === undefined ? undefined : await cursorOf(deps, accountId, query.after);
-  const rows = await repo.listEvents(deps.sql, accountId, afterSeq, query.types, query.limit ?? DEFAULT_PAGE_SIZE);
+  const afterSeq = query.after === undefined ? undefined : await cursorOf(deps, reach, query.after);
+  const view = { accountId: reach.accountId, inboxIds: reach.inboxIds, types: query.types };
+  const rows = await repo.listEvents(deps.sql, view, afterSeq, query.limit ?? DEFAULT_PAGE_SIZE);
   // The envelopes as stored: the exact JSON a webhook receives, not parsed and serialised again.
   return { data: rows.map((r) => r.payload), nextCursor: rows.at(-1)?.id ?? null };
 }
@@ -60,20 +62,20 @@ export interface StreamOut extends LiveOut {
  */
 export async function followEvents(
   deps: EventDeps,
-  accountId: string,
+  reach: Reach,
   from: { afterSeq: string | undefined; types: string[] },
   out: StreamOut,
   signal: AbortSignal,
 ): Promise<void> {
   const closed = deps.streams.opened();
+  const view: repo.LogView = { accountId: reach.accountId, inboxIds: reach.inboxIds, types: from.types };
   try {
-    let cursor = from.afterSeq ?? await repo.lastSeq(deps.sql, accountId);
+    let cursor = from.afterSeq ?? await repo.lastSeq(deps.sql, reach.accountId);
     while (!signal.aborted) {
       const { frames, lastSeq, more } = await repo.readFrames(
         deps.sql,
-        accountId,
+        view,
         cursor,
-        from.types,
         STREAM_READ_BATCH,
         STREAM_READ_BYTES,
       );
@@ -83,7 +85,7 @@ export async function followEvents(
         cursor = lastSeq;
       }
       if (more) continue; // more to replay
-      const end = await deps.streams.live.follow(accountId, from.types, cursor, out, signal);
+      const end = await deps.streams.live.follow(view, cursor, out, signal);
       cursor = end.cursor;
       // Shutting down: the stream ends, and the client reconnects (to another instance) with Last-Event-ID.
       if (end.how === "closed") return;

@@ -1,6 +1,7 @@
 /** The Hono environment shared by every route: what middleware puts on the context. */
 import type { Plan } from "../accounts/schemas.ts";
 import type { Credential } from "../auth/revocations.ts";
+import type { Scope } from "../auth/scopes.ts";
 
 /** The caller, once authenticated. */
 export interface Principal {
@@ -11,6 +12,10 @@ export interface Principal {
   apiKeyId: string | undefined;
   /** The key or session the request came with: requests that stay open end when it is revoked or expires. */
   credential: Credential;
+  /** What the credential may do (auth/scopes.ts): every scope for a session and an unscoped key. */
+  scopes: readonly Scope[];
+  /** The inboxes it reaches: null for all of the account's. */
+  inboxIds: readonly string[] | null;
 }
 
 export interface AppEnv {

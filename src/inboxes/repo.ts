@@ -65,10 +65,13 @@ export async function listLiveInboxes(
   now: Date,
   limit: number,
   after: After | undefined,
+  /** Only these (a restricted key's); null: all. */
+  inboxIds: readonly string[] | null,
 ): Promise<InboxRow[]> {
   return await db<InboxRow[]>`
     SELECT ${db.unsafe(INBOX_COLUMNS)} FROM inboxes
     WHERE account_id = ${accountId} AND expires_at > ${now}
+      ${inboxIds === null ? db`` : db`AND id = ANY(${inboxIds as string[]}::text[])`}
       ${after ? db`AND (created_at, id) < (${after.createdAt}, ${after.id})` : db``}
     ORDER BY created_at DESC, id DESC
     LIMIT ${limit}`;

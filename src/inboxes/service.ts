@@ -14,6 +14,7 @@ import { lockAccountPlan } from "../accounts/repo.ts";
 import type { NotificationHub } from "../notifications/hub.ts";
 import { notify } from "../notifications/repo.ts";
 import * as repo from "./repo.ts";
+import { type Reach, reaches } from "../auth/reach.ts";
 import { isReservedLocalPart } from "./reserved.ts";
 import { DEFAULT_TTL_SECONDS, type InboxRow } from "./schemas.ts";
 
@@ -135,10 +136,11 @@ export async function createInbox(
 /** One of the account's live inboxes; 404 otherwise. */
 export async function getInbox(
   deps: Pick<InboxDeps, "sql" | "clock">,
-  accountId: string,
+  reach: Reach,
   id: string,
 ): Promise<InboxRow> {
-  const row = await repo.findLiveInbox(deps.sql, accountId, id, deps.clock.now());
+  if (!reaches(reach, id)) throw inboxNotFound();
+  const row = await repo.findLiveInbox(deps.sql, reach.accountId, id, deps.clock.now());
   if (!row) throw inboxNotFound();
   return row;
 }
@@ -146,19 +148,27 @@ export async function getInbox(
 /** A page of the account's live inboxes, newest first. */
 export async function listInboxes(
   deps: InboxDeps,
-  accountId: string,
+  reach: Reach,
   page: { limit?: number | undefined; cursor?: string | undefined },
 ): Promise<Page<InboxRow>> {
   const limit = page.limit ?? DEFAULT_PAGE_SIZE;
   const after = pagePosition(page.cursor);
-  const rows = await repo.listLiveInboxes(deps.sql, accountId, deps.clock.now(), limit + 1, after);
+  const rows = await repo.listLiveInboxes(
+    deps.sql,
+    reach.accountId,
+    deps.clock.now(),
+    limit + 1,
+    after,
+    reach.inboxIds,
+  );
   return toPage(rows, limit, (r) => [r.createdAt, r.id]);
 }
 
 /** Deletes one of the account's live inboxes and its messages; no event (deletion is not expiry). */
-export async function deleteInbox(deps: InboxDeps, accountId: string, id: string): Promise<void> {
+export async function deleteInbox(deps: InboxDeps, reach: Reach, id: string): Promise<void> {
+  if (!reaches(reach, id)) throw inboxNotFound();
   const deleted = await deps.sql.begin(async (tx) => {
-    const deleted = await repo.deleteLiveInbox(tx, accountId, id, deps.clock.now());
+    const deleted = await repo.deleteLiveInbox(tx, reach.accountId, id, deps.clock.now());
     // Requests waiting for a message of this inbox, on any instance, answer 404 at once.
     if (deleted) await notify(tx, INBOX_CHANNEL, id);
     return deleted;

@@ -1,5 +1,6 @@
 /** HTTP layer of messages: every plan, free included. */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { securityOf } from "../auth/scopes.ts";
 import type { AppEnv } from "../http/env.ts";
 import type { Config } from "../config.ts";
 import { unauthorized } from "../errors.ts";
@@ -7,7 +8,7 @@ import type { Revocations } from "../auth/revocations.ts";
 import { MESSAGE_WAITS, type OpenRequests } from "../rate_limit/open_requests.ts";
 import { createRouter } from "../http/router.ts";
 import { NoStoreHeaders } from "../http/security_headers.ts";
-import { API_SECURITY, errorResponses, jsonResponse, SuccessSchema } from "../http/schemas.ts";
+import { errorResponses, jsonResponse, SuccessSchema } from "../http/schemas.ts";
 import {
   AttachmentParamsSchema,
   MessageListQuerySchema,
@@ -35,9 +36,9 @@ const listMessagesRoute = createRoute({
   request: { params: IdParamSchema, query: MessageListQuerySchema },
   responses: {
     200: { ...jsonResponse("A page of messages", MessageListSchema), headers: NoStoreHeaders },
-    ...errorResponses(400, 401, 404),
+    ...errorResponses(400, 401, 403, 404),
   },
-  security: API_SECURITY,
+  security: securityOf("GET /api/inboxes/{id}/messages"),
 });
 
 const waitRoute = createRoute({
@@ -47,9 +48,9 @@ const waitRoute = createRoute({
   responses: {
     200: { ...jsonResponse("The earliest matching message after the cursor", MessageSchema), headers: NoStoreHeaders },
     204: { description: "Nothing matched within timeoutMs", headers: NoStoreHeaders },
-    ...errorResponses(400, 401, 404, 429),
+    ...errorResponses(400, 401, 403, 404, 429),
   },
-  security: API_SECURITY,
+  security: securityOf("GET /api/inboxes/{id}/messages/wait"),
 });
 
 const getMessageRoute = createRoute({
@@ -58,17 +59,17 @@ const getMessageRoute = createRoute({
   request: { params: MessageParamsSchema },
   responses: {
     200: { ...jsonResponse("The message", MessageSchema), headers: NoStoreHeaders },
-    ...errorResponses(401, 404),
+    ...errorResponses(401, 403, 404),
   },
-  security: API_SECURITY,
+  security: securityOf("GET /api/inboxes/{id}/messages/{messageId}"),
 });
 
 const deleteMessageRoute = createRoute({
   method: "delete",
   path: "/api/inboxes/{id}/messages/{messageId}",
   request: { params: MessageParamsSchema },
-  responses: { 200: jsonResponse("Message deleted", SuccessSchema), ...errorResponses(401, 404) },
-  security: API_SECURITY,
+  responses: { 200: jsonResponse("Message deleted", SuccessSchema), ...errorResponses(401, 403, 404) },
+  security: securityOf("DELETE /api/inboxes/{id}/messages/{messageId}"),
 });
 
 const rawRoute = createRoute({
@@ -81,9 +82,9 @@ const rawRoute = createRoute({
       headers: NoStoreHeaders,
       content: { "message/rfc822": { schema: z.string().openapi({ format: "binary" }) } },
     },
-    ...errorResponses(401, 404),
+    ...errorResponses(401, 403, 404),
   },
-  security: API_SECURITY,
+  security: securityOf("GET /api/inboxes/{id}/messages/{messageId}/raw"),
 });
 
 const attachmentRoute = createRoute({
@@ -96,9 +97,9 @@ const attachmentRoute = createRoute({
       headers: NoStoreHeaders,
       content: { "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) } },
     },
-    ...errorResponses(401, 404),
+    ...errorResponses(401, 403, 404),
   },
-  security: API_SECURITY,
+  security: securityOf("GET /api/inboxes/{id}/messages/{messageId}/attachments/{attachmentId}"),
 });
 
 /** A media type safe to send back as Content-Type; anything else is served as bytes. */
@@ -133,14 +134,15 @@ export function messageRoutes(
   return app.openapi(waitRoute, async (c) => {
     const { id } = c.req.valid("param");
     const query = c.req.valid("query");
-    const { accountId, credential } = c.get("principal");
+    const principal = c.get("principal");
+    const { accountId, credential } = principal;
     // A wait whose key is revoked (or whose session ends) meanwhile answers 401, on whichever instance it is.
     const credentialHold = deps.revocations.hold(credential);
     let message;
     try {
       message = await waitForMessage(
         deps,
-        accountId,
+        principal,
         id,
         query,
         AbortSignal.any([c.req.raw.signal, credentialHold.signal]),
@@ -154,22 +156,22 @@ export function messageRoutes(
     return c.json(toMessageJson(message), 200);
   }).openapi(listMessagesRoute, async (c) => {
     const { id } = c.req.valid("param");
-    const page = await listMessages(deps, c.get("principal").accountId, id, c.req.valid("query"));
+    const page = await listMessages(deps, c.get("principal"), id, c.req.valid("query"));
     return c.json({ data: page.data.map(toMessageSummaryJson), nextCursor: page.nextCursor }, 200);
   }).openapi(getMessageRoute, async (c) => {
     const { id, messageId } = c.req.valid("param");
-    return c.json(toMessageJson(await getMessage(deps, c.get("principal").accountId, id, messageId)), 200);
+    return c.json(toMessageJson(await getMessage(deps, c.get("principal"), id, messageId)), 200);
   }).openapi(deleteMessageRoute, async (c) => {
     const { id, messageId } = c.req.valid("param");
-    await deleteMessage(deps, c.get("principal").accountId, id, messageId);
+    await deleteMessage(deps, c.get("principal"), id, messageId);
     return c.json({ success: true as const }, 200);
   }).openapi(rawRoute, async (c) => {
     const { id, messageId } = c.req.valid("param");
-    const raw = await getRawMessage(deps, c.get("principal").accountId, id, messageId);
+    const raw = await getRawMessage(deps, c.get("principal"), id, messageId);
     return c.body(raw, 200, { "content-type": "message/rfc822" });
   }).openapi(attachmentRoute, async (c) => {
     const { id, messageId, attachmentId } = c.req.valid("param");
-    const { meta, content } = await getAttachment(deps, c.get("principal").accountId, id, messageId, attachmentId);
+    const { meta, content } = await getAttachment(deps, c.get("principal"), id, messageId, attachmentId);
     return c.body(content, 200, {
       "content-type": MEDIA_TYPE.test(meta.contentType) ? meta.contentType : "application/octet-stream",
       "content-disposition": contentDisposition(meta.filename),

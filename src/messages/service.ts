@@ -11,6 +11,7 @@ import { getInbox, inboxNotFound } from "../inboxes/service.ts";
 import type { Clock } from "../shared/clock.ts";
 import { DEFAULT_PAGE_SIZE, type Page, toPage } from "../shared/cursor.ts";
 import * as repo from "./repo.ts";
+import type { Reach } from "../auth/reach.ts";
 import type { AttachmentMeta, MessageFilters, MessageRow, MessageSummaryRow } from "./schemas.ts";
 import type { MessageWaiters } from "./waiters.ts";
 import type { Close } from "../rate_limit/open_requests.ts";
@@ -47,11 +48,11 @@ function filtersOf(q: FilterQuery): MessageFilters {
 /** A page of a live inbox's messages matching the filters, newest first. */
 export async function listMessages(
   deps: MessageDeps,
-  accountId: string,
+  reach: Reach,
   inboxId: string,
   query: FilterQuery & { limit?: number | undefined; cursor?: string | undefined },
 ): Promise<Page<MessageSummaryRow>> {
-  const inbox = await getInbox(deps, accountId, inboxId);
+  const inbox = await getInbox(deps, reach, inboxId);
   const limit = query.limit ?? DEFAULT_PAGE_SIZE;
   const after = pagePosition(query.cursor);
   const rows = await repo.listMessages(deps.sql, inbox.id, limit + 1, after, filtersOf(query));
@@ -61,11 +62,11 @@ export async function listMessages(
 /** One message of one of the account's live inboxes; 404 otherwise. */
 export async function getMessage(
   deps: MessageDeps,
-  accountId: string,
+  reach: Reach,
   inboxId: string,
   messageId: string,
 ): Promise<MessageRow> {
-  const inbox = await getInbox(deps, accountId, inboxId);
+  const inbox = await getInbox(deps, reach, inboxId);
   const row = await repo.findMessage(deps.sql, inbox.id, messageId);
   if (!row) throw messageNotFound();
   return row;
@@ -85,14 +86,14 @@ export async function getMessage(
  */
 export async function waitForMessage(
   deps: MessageDeps,
-  accountId: string,
+  reach: Reach,
   inboxId: string,
   query: FilterQuery & { after?: string | undefined; timeoutMs: number },
   signal: AbortSignal,
   open: () => Promise<Close>,
 ): Promise<MessageRow | undefined> {
   const deadline = performance.now() + query.timeoutMs;
-  const inbox = await getInbox(deps, accountId, inboxId);
+  const inbox = await getInbox(deps, reach, inboxId);
   const after = query.after === undefined ? undefined : await repo.messageSeq(deps.sql, inbox.id, query.after);
   if (query.after !== undefined && !after) {
     throw new ApiError(400, "VALIDATION_ERROR", "Invalid query parameters", [
@@ -101,7 +102,7 @@ export async function waitForMessage(
   }
   const filters = filtersOf(query);
   const look = async (afterSeq: string | undefined) => {
-    const found = await repo.firstMatching(deps.sql, accountId, inbox.id, deps.clock.now(), afterSeq, filters);
+    const found = await repo.firstMatching(deps.sql, reach.accountId, inbox.id, deps.clock.now(), afterSeq, filters);
     if (!found.live) throw inboxNotFound();
     return found;
   };
@@ -148,11 +149,11 @@ export async function waitForMessage(
 /** The bytes a message arrived as; 404 for an unknown message (or one stored before raw messages were kept). */
 export async function getRawMessage(
   deps: MessageDeps,
-  accountId: string,
+  reach: Reach,
   inboxId: string,
   messageId: string,
 ): Promise<Uint8Array<ArrayBuffer>> {
-  const inbox = await getInbox(deps, accountId, inboxId);
+  const inbox = await getInbox(deps, reach, inboxId);
   const raw = await repo.findRaw(deps.sql, inbox.id, messageId);
   if (!raw) throw messageNotFound();
   return raw;
@@ -161,12 +162,12 @@ export async function getRawMessage(
 /** An attachment's metadata and contents; 404 for an unknown inbox, message or attachment. */
 export async function getAttachment(
   deps: MessageDeps,
-  accountId: string,
+  reach: Reach,
   inboxId: string,
   messageId: string,
   attachmentId: string,
 ): Promise<{ meta: AttachmentMeta; content: Uint8Array<ArrayBuffer> }> {
-  const inbox = await getInbox(deps, accountId, inboxId);
+  const inbox = await getInbox(deps, reach, inboxId);
   const found = await repo.findAttachment(deps.sql, inbox.id, messageId, attachmentId);
   if (!found.message) throw messageNotFound();
   if (!found.attachment) throw attachmentNotFound();
@@ -176,10 +177,10 @@ export async function getAttachment(
 /** Deletes one message of one of the account's live inboxes; 404 otherwise. */
 export async function deleteMessage(
   deps: MessageDeps,
-  accountId: string,
+  reach: Reach,
   inboxId: string,
   messageId: string,
 ): Promise<void> {
-  const inbox = await getInbox(deps, accountId, inboxId);
+  const inbox = await getInbox(deps, reach, inboxId);
   if (!await repo.deleteMessage(deps.sql, inbox.id, messageId)) throw messageNotFound();
 }

@@ -1,10 +1,11 @@
 /** HTTP layer of user webhooks: list, create (the secret is never returned), get, update, delete. */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { securityOf } from "../auth/scopes.ts";
 import type { Config } from "../config.ts";
 import type { AppEnv } from "../http/env.ts";
 import { createRouter } from "../http/router.ts";
 import { bodyGuards } from "../http/guards.ts";
-import { API_SECURITY, errorResponses, IdParamSchema, jsonBody, jsonResponse, SuccessSchema } from "../http/schemas.ts";
+import { errorResponses, IdParamSchema, jsonBody, jsonResponse, SuccessSchema } from "../http/schemas.ts";
 import { requireWebhookPlan } from "./plan.ts";
 import { listWebhooks } from "./repo.ts";
 import {
@@ -33,7 +34,7 @@ const listRoute = createRoute({
     200: jsonResponse("The account's webhooks", z.array(WebhookSummarySchema)),
     ...errorResponses(401, 403),
   },
-  security: API_SECURITY,
+  security: securityOf("GET /api/user-webhooks"),
 });
 
 const createWebhookRoute = createRoute({
@@ -44,7 +45,7 @@ const createWebhookRoute = createRoute({
     201: jsonResponse("The new webhook, active", WebhookCreatedSchema),
     ...errorResponses(400, 401, 403, 413, 415, 429),
   },
-  security: API_SECURITY,
+  security: securityOf("POST /api/user-webhooks"),
 });
 
 const getRoute = createRoute({
@@ -52,7 +53,7 @@ const getRoute = createRoute({
   path: "/api/user-webhooks/{id}",
   request: { params: IdParamSchema },
   responses: { 200: jsonResponse("The webhook", WebhookSchema), ...errorResponses(401, 403, 404) },
-  security: API_SECURITY,
+  security: securityOf("GET /api/user-webhooks/{id}"),
 });
 
 const updateRoute = createRoute({
@@ -60,7 +61,7 @@ const updateRoute = createRoute({
   path: "/api/user-webhooks/{id}",
   request: { params: IdParamSchema, body: jsonBody(WebhookUpdateRequestSchema) },
   responses: { 200: jsonResponse("Updated", SuccessSchema), ...errorResponses(400, 401, 403, 404, 413, 415) },
-  security: API_SECURITY,
+  security: securityOf("PATCH /api/user-webhooks/{id}"),
 });
 
 const deleteRoute = createRoute({
@@ -68,7 +69,7 @@ const deleteRoute = createRoute({
   path: "/api/user-webhooks/{id}",
   request: { params: IdParamSchema },
   responses: { 200: jsonResponse("Deleted", SuccessSchema), ...errorResponses(401, 403, 404) },
-  security: API_SECURITY,
+  security: securityOf("DELETE /api/user-webhooks/{id}"),
 });
 
 /** The webhook management routes; `/api` authentication is applied by the app. */

@@ -52,7 +52,26 @@ Deno.test("creation returns the key once; listing never does; the key authentica
     });
     assert.equal(res.status, 201);
     const created = await body(res);
-    assert.deepEqual(Object.keys(created).sort(), ["createdAt", "id", "key", "keyPrefix", "name"]);
+    // The spec's fields, and what the key may do: a key made as the spec shows has every scope, every inbox, no expiry.
+    assert.deepEqual(Object.keys(created).sort(), [
+      "createdAt",
+      "expiresAt",
+      "id",
+      "inboxIds",
+      "key",
+      "keyPrefix",
+      "name",
+      "scopes",
+    ]);
+    assert.deepEqual(created.scopes, [
+      "inboxes:read",
+      "inboxes:write",
+      "webhooks:read",
+      "webhooks:write",
+      "events:read",
+    ]);
+    assert.equal(created.inboxIds, null);
+    assert.equal(created.expiresAt, null);
     const key = created.key as string;
     assert.equal(created.name, "CI runner");
     assert.ok(isWellFormedApiKey(key), "key has the documented format and checksum");
@@ -70,7 +89,16 @@ Deno.test("creation returns the key once; listing never does; the key authentica
     assert.equal(list.status, 200);
     const keys = await list.json() as Record<string, unknown>[];
     assert.equal(keys.length, 1);
-    assert.deepEqual(Object.keys(keys[0]!).sort(), ["createdAt", "id", "keyPrefix", "lastUsedAt", "name"]);
+    assert.deepEqual(Object.keys(keys[0]!).sort(), [
+      "createdAt",
+      "expiresAt",
+      "id",
+      "inboxIds",
+      "keyPrefix",
+      "lastUsedAt",
+      "name",
+      "scopes",
+    ]);
     assert.ok(!JSON.stringify(keys).includes(key));
 
     const me = await app.request("/api/me", { auth: key });
@@ -344,7 +372,16 @@ Deno.test("the auth cache: a key's owner is reused for a second, then read again
   const { AuthCache } = await import("../../src/api_keys/auth_cache.ts");
   let now = 0;
   const cache = new AuthCache(1_000, 2, () => now);
-  const owner = { keyId: "key_1", lastUsedAt: null, accountId: "acc_1", email: "a@x", plan: "pro" as const };
+  const owner = {
+    keyId: "key_1",
+    lastUsedAt: null,
+    accountId: "acc_1",
+    email: "a@x",
+    plan: "pro" as const,
+    scopes: null,
+    inboxIds: null,
+    expiresAt: null,
+  };
   cache.set("h1", owner);
   assert.equal(cache.get("h1"), owner);
   now = 999;

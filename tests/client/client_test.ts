@@ -18,7 +18,7 @@ import {
   type Webhook,
 } from "../../src/client/mod.ts";
 import { sendMail } from "../messages/_support.ts";
-import { ADMIN_TOKEN } from "../_helpers/app.ts";
+import { ADMIN_TOKEN, newApiKey } from "../_helpers/app.ts";
 import { startHarness } from "../_helpers/harness.ts";
 
 // Compile-time checks that openapi-fetch's typing comes through the wrappers.
@@ -333,6 +333,29 @@ Deno.test("the client drives every operation of the real service", async (t) => 
       const unknown = [...called].filter((key) => !spec.has(key));
       assert.deepEqual(unknown, [], "the client only calls documented operations");
     });
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("the agent pattern through the client: one inbox, a key that reads only it for an hour, and its code", async () => {
+  const h = await startHarness({ smtp: true, user: "pro", systemClock: true });
+  try {
+    const owner = createClient({ baseUrl: h.app.baseUrl, apiKey: (await newApiKey(h.app, h.user)).key });
+    const inbox = (await owner.inboxes.create({})).data!;
+    const made = await owner.apiKeys.create({
+      name: "agent",
+      scopes: ["inboxes:read"],
+      inboxIds: [inbox.id],
+      expiresInSeconds: 3600,
+    });
+    assert.deepEqual(made.data?.scopes, ["inboxes:read"]);
+    const agent = createClient({ baseUrl: h.app.baseUrl, apiKey: made.data!.key });
+    const waiting = agent.messages.waitFor(inbox.id, { subject: "Verify", timeoutMs: 10_000 });
+    await sendMail(h.smtp.port, { to: inbox.address, subject: "Verify your email", text: "Your code is 482913" });
+    assert.deepEqual((await waiting).codes, ["482913"]);
+    const refused = await agent.inboxes.create({});
+    assert.equal(refused.error?.code, "INSUFFICIENT_SCOPE");
   } finally {
     await h.close();
   }

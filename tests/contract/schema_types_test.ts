@@ -98,6 +98,9 @@ Deno.test("schema types: values typed by the generated types pass the zod schema
     keyPrefix: "isk_abcd",
     lastUsedAt: null,
     createdAt: "2025-01-31T12:34:56.789Z",
+    scopes: ["inboxes:read"],
+    inboxIds: ["inb_1"],
+    expiresAt: "2025-02-01T12:34:56.789Z",
   };
   assert.deepEqual(ApiKeySchema.parse(key), key);
   const credentials: Schemas["Credentials"] = { email: "a@example.com", password: "correct horse" };

@@ -244,6 +244,7 @@ const RELEASED: Record<string, string> = {
   "src/db/migrations/0014_drop_in_flight_indexes.sql":
     "7f20ea4359915e7e8b2323bf70c69d32568e3a78ab5847057f4ac378dcf3f9cc",
   "src/db/migrations/0015_open_requests.sql": "c9644b2efde7de979221905f7c8d2732514e2f51d95482613758f148701e3edd",
+  "src/db/migrations/0016_scoped_keys.sql": "bd80b8371e286a848cff567bce1f68ef1d09d6c59024f7135a7834cdd600333c",
 };
 
 Deno.test("released migrations never change (their checksums are pinned)", async () => {

@@ -13,6 +13,9 @@ import { withService } from "../_helpers/harness.ts";
 import { waitUntil } from "../_helpers/wait.ts";
 import { type FrameEvent, lastSeq } from "../../src/events/repo.ts";
 
+/** The whole log of an account: every type, every inbox. */
+const all = (accountId: string) => ({ accountId, types: [], inboxIds: null });
+
 /** A member's output: what it was offered, and how many it takes before its client "falls behind". */
 function memberOut(keepsUpFor = Infinity) {
   const got: FrameEvent[] = [];
@@ -27,8 +30,8 @@ Deno.test("members of one group each get every event once; one whose client fall
     const fast = memberOut();
     const slow = memberOut(3);
     const stopFast = new AbortController();
-    const fastEnd = live.follow(user.id, [], start, fast, stopFast.signal);
-    const slowEnd = live.follow(user.id, [], start, slow, new AbortController().signal);
+    const fastEnd = live.follow(all(user.id), start, fast, stopFast.signal);
+    const slowEnd = live.follow(all(user.id), start, slow, new AbortController().signal);
     assert.equal(live.size, 1, "one group for the account and filter");
     const committed = await commitInboxEvents(app.deps.sql, user.id, 10, 4);
     await waitUntil(() => fast.got.length === 10, 10_000, () => `${fast.got.length} of 10`);
@@ -52,22 +55,22 @@ Deno.test("a stream joining a little behind the group gets the rows it missed fr
     const start = await lastSeq(app.deps.sql, user.id);
     const first = memberOut();
     const stop = new AbortController();
-    const firstEnd = live.follow(user.id, [], start, first, stop.signal);
+    const firstEnd = live.follow(all(user.id), start, first, stop.signal);
     const five = await commitInboxEvents(app.deps.sql, user.id, 5, 5);
     await waitUntil(() => first.got.length === 5, 10_000, () => `${first.got.length} of 5`);
 
     const late = memberOut();
-    const lateEnd = live.follow(user.id, [], start, late, stop.signal);
+    const lateEnd = live.follow(all(user.id), start, late, stop.signal);
     assert.deepEqual(late.got.map((e) => e.id), five.map((c) => c.id), "at once, from the ring");
     const ahead = memberOut();
-    const aheadEnd = live.follow(user.id, [], first.got[4]!.seq, ahead, stop.signal);
+    const aheadEnd = live.follow(all(user.id), first.got[4]!.seq, ahead, stop.signal);
     assert.equal(ahead.got.length, 0, "nothing it has already written");
 
     const more = await commitInboxEvents(app.deps.sql, user.id, 300, 100);
     await waitUntil(() => first.got.length === 305, 10_000, () => `${first.got.length} of 305`);
     assert.deepEqual(late.got.map((e) => e.id), [...five, ...more].map((c) => c.id));
     assert.deepEqual(ahead.got.map((e) => e.id), more.map((c) => c.id));
-    const far = await live.follow(user.id, [], start, memberOut(), stop.signal);
+    const far = await live.follow(all(user.id), start, memberOut(), stop.signal);
     assert.equal(far.how, "gap", "305 rows back is beyond the ring of 256");
     assert.equal(far.cursor, start);
     stop.abort();

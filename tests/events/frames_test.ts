@@ -24,16 +24,34 @@ Deno.test("frames: event, data and id lines and a blank line; line breaks split 
       "event: inbox.created\ndata: a\ndata: b\ndata: c\ndata: d\nid: evt_f1\n\n",
       'event: inbox.created\ndata: {"s":"ünï ✓"}\nid: evt_f2\n\n',
     ];
-    const live = await readEvents(app.deps.sql, user.id, "0", [], 500, 1_000_000);
+    const live = await readEvents(app.deps.sql, { accountId: user.id, types: [], inboxIds: null }, "0", 500, 1_000_000);
     assert.deepEqual(live.rows.map((r) => text(r.frame)), expected);
     assert.deepEqual(live.rows.map((r) => r.id), ["evt_f0", "evt_f1", "evt_f2"]);
-    const replay = await readFrames(app.deps.sql, user.id, "0", [], 500, 1_000_000);
+    const replay = await readFrames(
+      app.deps.sql,
+      { accountId: user.id, types: [], inboxIds: null },
+      "0",
+      500,
+      1_000_000,
+    );
     assert.equal(text(replay.frames), expected.join(""), "a replay's buffer is the rows' frames, in order");
     assert.equal(replay.lastSeq, live.rows.at(-1)!.seq);
     assert.equal(replay.more, false);
-    const none = await readFrames(app.deps.sql, user.id, replay.lastSeq!, [], 500, 1_000_000);
+    const none = await readFrames(
+      app.deps.sql,
+      { accountId: user.id, types: [], inboxIds: null },
+      replay.lastSeq!,
+      500,
+      1_000_000,
+    );
     assert.deepEqual([none.frames.byteLength, none.lastSeq, none.more], [0, undefined, false]);
-    const bounded = await readFrames(app.deps.sql, user.id, "0", [], 2, 1_000_000);
+    const bounded = await readFrames(
+      app.deps.sql,
+      { accountId: user.id, types: [], inboxIds: null },
+      "0",
+      2,
+      1_000_000,
+    );
     assert.equal(text(bounded.frames), expected.slice(0, 2).join(""));
     assert.equal(bounded.more, true, "stopped at its row bound");
   });

@@ -58,10 +58,22 @@ Deno.test("a stream's replay reads large events a few at a time: bounded in byte
   await withService({}, async ({ app }) => {
     const user = await newUser(app, "free");
     await storeLargeEvents(app.deps.sql, user.id, 20, 100_000);
-    const batch = await readEvents(app.deps.sql, user.id, "0", [], 500, 32 * 1024);
+    const batch = await readEvents(
+      app.deps.sql,
+      { accountId: user.id, types: [], inboxIds: null },
+      "0",
+      500,
+      32 * 1024,
+    );
     assert.equal(batch.rows.length, 1, "one event past the byte bound is all a read takes");
     assert.equal(batch.more, true);
-    const small = await readEvents(app.deps.sql, user.id, "0", [], 500, 10_000_000);
+    const small = await readEvents(
+      app.deps.sql,
+      { accountId: user.id, types: [], inboxIds: null },
+      "0",
+      500,
+      10_000_000,
+    );
     assert.equal(small.rows.length, 20);
     assert.equal(small.more, false);
   });
