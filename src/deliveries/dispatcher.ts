@@ -9,8 +9,7 @@ import type { Clock } from "../shared/clock.ts";
 import { newId } from "../shared/ids.ts";
 import { buildDeliveryHeaders } from "./signer.ts";
 import type { SigningKeyCache } from "./signing_keys.ts";
-import type { SuccessWriter } from "./success_writer.ts";
-import type { FailureWriter } from "./failure_writer.ts";
+import type { ResultWriter } from "./result_writer.ts";
 import type { OutgoingRequest, WebhookHttpClient } from "./http_client.ts";
 import { judge, type Verdict } from "./verdict.ts";
 import { retryDelayMs } from "./retry_schedule.ts";
@@ -31,10 +30,8 @@ export interface DispatcherDeps {
   /** Imported keys of recently used secrets, so an attempt neither decrypts nor imports. */
   signingKeys: SigningKeyCache;
   http: WebhookHttpClient;
-  /** Records successes in batches (group commit) with `sql`. */
-  successes: SuccessWriter;
-  /** Records failures in batches (group commit) with `sql`. */
-  failures: FailureWriter;
+  /** Records results, successes and failures alike, in batches (group commit). */
+  results: ResultWriter;
   serviceName: string;
   timeoutMs: number;
   /** This instance's claim owner id. */
@@ -70,9 +67,6 @@ export async function prepare(
   return { url: d.url, headers, body: d.payload, timeoutMs: deps.timeoutMs, ...(stop ? { signal: stop } : {}) };
 }
 
-/** What recording did, for metrics and tests. */
-export type Recorded = "succeeded" | repo.FailureRecorded;
-
 /**
  * Pauses between tries to record a result while the database does not answer,
  * short enough that once it answers again the slots free within a moment.
@@ -93,7 +87,7 @@ export async function recordWithRetry(
   deps: DispatcherDeps,
   d: repo.ClaimedDelivery,
   verdict: Verdict,
-): Promise<Recorded> {
+): Promise<repo.Recorded> {
   const started = Date.now();
   const firstLease = d.leaseUntil.getTime();
   const budgetMs = firstLease - deps.clock.now().getTime() - RECORD_LEASE_MARGIN_MS;
@@ -114,12 +108,13 @@ export async function recordWithRetry(
 }
 
 /**
- * Records an attempt's verdict and does the failure accounting: a success
+ * Records an attempt's verdict through the result writer (in batches, in the
+ * order attempts finish), with the failure accounting: a success
  * resets the webhook's failureCount; a failure increments it and sets
  * lastFailureAt/lastFailureReason, queues the next retry of the schedule, and
  * the 5th in a row disables the webhook and cancels its pending attempts.
  */
-export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verdict: Verdict): Promise<Recorded> {
+export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verdict: Verdict): Promise<repo.Recorded> {
   const now = deps.clock.now();
   const result = {
     id: d.id,
@@ -132,12 +127,12 @@ export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verd
   };
   // A lost claim (the lease ran out and another worker took the attempt
   // over) records nothing: the other worker's result counts.
-  if (verdict.ok) return await deps.successes.record(result) ? "succeeded" : "lost";
+  if (verdict.ok) return await deps.results.record({ ok: true, result });
   const delay = retryDelayMs(d.attempt, verdict.retryAfterSeconds, deps.random);
   const retry = delay === undefined
     ? undefined
     : { id: newId("dlv", now.getTime()), runAt: new Date(now.getTime() + delay) };
-  return await deps.failures.record({ result, retry });
+  return await deps.results.record({ ok: false, result, retry });
 }
 
 /** Runs one claimed attempt through every stage; `stop` (its lease was lost) aborts the send. */
@@ -145,7 +140,7 @@ export async function deliver(
   deps: DispatcherDeps,
   d: repo.ClaimedDelivery,
   stop?: AbortSignal,
-): Promise<{ verdict: Verdict; recorded: Recorded }> {
+): Promise<{ verdict: Verdict; recorded: repo.Recorded }> {
   let verdict: Verdict;
   try {
     verdict = judge(await deps.http.send(await prepare(deps, d, stop), LOGGED_RESPONSE_CHARS));

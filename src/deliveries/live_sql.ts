@@ -8,5 +8,5 @@
 export const DELIVERIES_LIVE_SQL: readonly URL[] = [
   // deliveries_claim calls deliveries_mark_in_flight; both are in this file.
   new URL("./sql/claim.sql", import.meta.url),
-  new URL("./sql/record_failures.sql", import.meta.url),
+  new URL("./sql/record_results.sql", import.meta.url),
 ];

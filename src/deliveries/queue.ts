@@ -3,7 +3,7 @@
  * when to claim. It claims right after a wake-up (a local emit, a NOTIFY from
  * another instance, a finished attempt), at the next due retry, or when a
  * lease runs out, and never holds more than the global cap in flight, nor
- * more than `perTrigger` attempts of one event across all instances.
+ * more than `perEvent` attempts of one event across all instances.
  */
 import { getLogger, withContext } from "@logtape/logtape";
 import type { Sql } from "../db/client.ts";
@@ -34,7 +34,7 @@ export interface QueueOptions {
   idlePollMs?: number;
 }
 
-/** Work held back by the per-trigger cap is looked at again this soon. */
+/** Work held back by a cap is looked at again this soon. */
 const CAPPED_RETRY_MS = 250;
 /** Finished attempts are let to accumulate this long, so one claim refills many slots. */
 const REFILL_DELAY_MS = 2;

@@ -25,7 +25,7 @@ export interface ClaimedDelivery {
 /** How many attempts may be in flight at once, over all instances. */
 export interface Caps {
   /** Of one event (spec 6.3: 3). */
-  perTrigger: number;
+  perEvent: number;
   /** To one webhook: a hanging receiver cannot take every slot. */
   perWebhook: number;
   /** Of one account, at most, whatever its share. */
@@ -74,7 +74,7 @@ export async function claim(
   leaseUntil: Date,
 ): Promise<Claim> {
   const rows = await db<ClaimRow[]>`
-    SELECT * FROM deliveries_claim(${now}, ${limit}, ${caps.perTrigger}, ${caps.perWebhook}, ${caps.perAccount},
+    SELECT * FROM deliveries_claim(${now}, ${limit}, ${caps.perEvent}, ${caps.perWebhook}, ${caps.perAccount},
       ${caps.slots}, ${worker}, ${leaseUntil}, ${DUE_WINDOW})`;
   const last = rows.at(-1);
   return {
@@ -82,24 +82,6 @@ export async function claim(
     heldBack: last?.heldBack ?? 0,
     cancelled: last?.cancelled ?? 0,
   };
-}
-
-/**
- * Marks exactly the pending attempts `ids` (oldest first) in flight within the
- * caps, as a claim's second half does (`deliveries_mark_in_flight`,
- * `sql/claim.sql`); for tests that claim chosen attempts.
- */
-export async function markInFlightWithinCaps(
-  db: Db,
-  ids: string[],
-  caps: Caps,
-  now: Date,
-  worker: string,
-  leaseUntil: Date,
-): Promise<ClaimedDelivery[]> {
-  return await db<ClaimedDelivery[]>`
-    SELECT * FROM deliveries_mark_in_flight(${ids}::text[], ${caps.perTrigger}, ${caps.perWebhook},
-      ${caps.perAccount}, ${caps.slots}, ${now}, ${worker}, ${leaseUntil})`;
 }
 
 /**
@@ -155,73 +137,43 @@ export interface AttemptResult {
   finishedAt: Date;
 }
 
-/**
- * Records successes of one worker in one statement (one round trip, atomic),
- * for the group commit of `success_writer.ts`: the attempts are closed and
- * their webhooks' runs of failures end, each webhook's `last_triggered_at`
- * becoming its latest success of the batch. Returns the ids this worker still
- * held; the others' leases ran out and another worker took them over.
- */
-export async function recordSuccesses(db: Db, worker: string, results: AttemptResult[]): Promise<Set<string>> {
-  if (results.length === 0) return new Set();
-  const rows = await db<{ id: string }[]>`
-    WITH r AS (
-      SELECT * FROM unnest(
-        ${results.map((r) => r.id)}::text[],
-        ${results.map((r) => String(r.responseStatus))}::int[],
-        ${results.map((r) => String(r.durationMs))}::int[],
-        ${results.map((r) => r.finishedAt.toISOString())}::timestamptz[],
-        ${results.map((r) => r.responseBody)}::text[]
-      ) AS r(id, response_status, duration_ms, finished_at, response_body)
-    ), d AS (
-      UPDATE deliveries SET status = 'succeeded', response_status = r.response_status, duration_ms = r.duration_ms,
-        error = NULL, finished_at = r.finished_at, lease_until = NULL, response_body = r.response_body
-      FROM r
-      WHERE deliveries.id = r.id AND deliveries.status = 'in_flight' AND deliveries.claimed_by = ${worker}
-      RETURNING deliveries.id, deliveries.webhook_id, r.finished_at
-    ), w AS (
-      UPDATE webhooks SET last_triggered_at = latest.at, failure_count = 0
-      FROM (SELECT webhook_id, max(finished_at) AS at FROM d GROUP BY webhook_id) latest
-      WHERE webhooks.id = latest.webhook_id
-    )
-    SELECT id FROM d`;
-  return new Set(rows.map((r) => r.id));
-}
+/** What recording a result did; "lost" when the attempt was no longer this worker's (its lease ran out). */
+export type Recorded = "succeeded" | "lost" | "disabled" | "retry_scheduled" | "failed_final";
 
-/** What recording a failure did. */
-export type FailureRecorded = "lost" | "disabled" | "retry_scheduled" | "failed_final";
-
-/** A failed attempt to record, and its retry when the schedule has one. */
-export interface FailureToRecord {
-  result: AttemptResult;
-  retry: { id: string; runAt: Date } | undefined;
-}
+/** An attempt's result to record: a success, or a failure with its retry when the schedule has one. */
+export type ResultToRecord =
+  | { ok: true; result: AttemptResult }
+  | { ok: false; result: AttemptResult; retry: { id: string; runAt: Date } | undefined };
 
 /**
- * Records failures of one worker in one call (the group commit of
- * `failure_writer.ts`): the stored function `deliveries_record_failures`
- * (`sql/record_failures.sql`) closes each attempt, counts the failure on its webhook as
- * if the batch were recorded in order, disables the webhook at the
- * `disableAfter`-th consecutive one (cancelling its pending attempts), or else
- * queues the retry when there is one. Returns what it did with each, by id.
+ * Records results of one worker in one call (the group commit of
+ * `result_writer.ts`): the stored function `deliveries_record_results`
+ * (`sql/record_results.sql`) applies them as if one after the other in the
+ * batch's order. It closes each attempt this worker still holds; a success
+ * ends its webhook's run of failures, a failure counts one more, disables the
+ * webhook at the `disableAfter`-th consecutive one (cancelling its pending
+ * attempts) or else queues the retry when there is one. Returns what it did
+ * with each, by id.
  */
-export async function recordFailures(
+export async function recordResults(
   db: Db,
   worker: string,
   disableAfter: number,
-  failures: FailureToRecord[],
-): Promise<Map<string, FailureRecorded>> {
-  if (failures.length === 0) return new Map();
-  const rows = await db<{ id: string; outcome: FailureRecorded }[]>`
-    SELECT * FROM deliveries_record_failures(${worker}, ${disableAfter},
-      ${failures.map((f) => f.result.id)}::text[],
-      ${failures.map((f) => f.result.responseStatus === null ? null : String(f.result.responseStatus))}::int[],
-      ${failures.map((f) => String(f.result.durationMs))}::int[],
-      ${failures.map((f) => f.result.error)}::text[],
-      ${failures.map((f) => f.result.finishedAt.toISOString())}::timestamptz[],
-      ${failures.map((f) => f.result.responseBody)}::text[],
-      ${failures.map((f) => f.retry?.id ?? null)}::text[],
-      ${failures.map((f) => f.retry?.runAt.toISOString() ?? null)}::timestamptz[])`;
+  results: ResultToRecord[],
+): Promise<Map<string, Recorded>> {
+  if (results.length === 0) return new Map();
+  // The flags go as text: postgres.js sends an array of booleans as one boolean, which cannot be cast to an array.
+  const rows = await db<{ id: string; outcome: Recorded }[]>`
+    SELECT * FROM deliveries_record_results(${worker}, ${disableAfter},
+      ${results.map((r) => r.result.id)}::text[],
+      ${results.map((r) => r.ok ? "t" : "f")}::text[]::boolean[],
+      ${results.map((r) => r.result.responseStatus === null ? null : String(r.result.responseStatus))}::int[],
+      ${results.map((r) => String(r.result.durationMs))}::int[],
+      ${results.map((r) => r.result.error)}::text[],
+      ${results.map((r) => r.result.finishedAt.toISOString())}::timestamptz[],
+      ${results.map((r) => r.result.responseBody)}::text[],
+      ${results.map((r) => r.ok ? null : r.retry?.id ?? null)}::text[],
+      ${results.map((r) => r.ok ? null : r.retry?.runAt.toISOString() ?? null)}::timestamptz[])`;
   return new Map(rows.map((r) => [r.id, r.outcome]));
 }
 
@@ -319,7 +271,10 @@ export async function findAttempt(
   return rows[0];
 }
 
-/** Deletes finished attempts older than the retention, then events left with none. */
+/**
+ * Deletes finished attempts that finished before `before` (the retention);
+ * returns how many. Events go with the event log's own sweep (events/purge.ts).
+ */
 export async function purgeOld(db: Db, before: Date): Promise<number> {
   const rows = await db`
     DELETE FROM deliveries WHERE finished_at IS NOT NULL AND finished_at < ${before} RETURNING id`;

@@ -19,12 +19,11 @@ import { DeliveryQueue } from "./queue.ts";
 import { SigningKeyCache } from "./signing_keys.ts";
 import { createDeliveryMetrics } from "./metrics.ts";
 import { DELIVERY_CHANNEL } from "./outbox.ts";
-import { recordFailures, recordSuccesses } from "./repo.ts";
-import { SuccessWriter } from "./success_writer.ts";
-import { FailureWriter } from "./failure_writer.ts";
+import { recordResults } from "./repo.ts";
+import { ResultWriter } from "./result_writer.ts";
 
-/** Spec 6.3: at most 3 attempts of one trigger in flight. */
-export const PER_TRIGGER_CONCURRENCY = 3;
+/** Spec 6.3 ("Concurrency cap: 3 per trigger"): at most 3 attempts of one event in flight. */
+export const PER_EVENT_CONCURRENCY = 3;
 /**
  * Attempts of one webhook in flight over all instances: a receiver that hangs
  * for the whole timeout cannot take every slot and starve the others.
@@ -76,8 +75,7 @@ export function createDeliveryRuntime(deps: DeliveryRuntimeDeps): DeliveryRuntim
     clock: deps.clock,
     signingKeys: new SigningKeyCache((ciphertext, webhookId) => deps.secretBox.open(ciphertext, webhookId)),
     http,
-    successes: new SuccessWriter((results) => recordSuccesses(deps.sql, worker, results)),
-    failures: new FailureWriter((failures) => recordFailures(deps.sql, worker, DISABLE_AFTER_FAILURES, failures)),
+    results: new ResultWriter((results) => recordResults(deps.sql, worker, DISABLE_AFTER_FAILURES, results)),
     serviceName: deps.config.serviceName,
     timeoutMs: deps.config.deliveryTimeoutMs,
     worker,
@@ -91,7 +89,7 @@ export function createDeliveryRuntime(deps: DeliveryRuntimeDeps): DeliveryRuntim
     databaseOutage: deps.databaseOutage,
     globalConcurrency: deps.config.deliveryConcurrency,
     caps: {
-      perTrigger: PER_TRIGGER_CONCURRENCY,
+      perEvent: PER_EVENT_CONCURRENCY,
       perWebhook: PER_WEBHOOK_CONCURRENCY,
       perAccount: deps.config.deliveryConcurrencyPerAccount,
       slots: deps.config.deliveryConcurrency,

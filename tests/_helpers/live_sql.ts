@@ -35,6 +35,27 @@ export async function staleFunctionsSql(): Promise<string> {
   return parts.join("\n");
 }
 
+/** The functions the live SQL drops (`DROP FUNCTION IF EXISTS name(...)`): gone, or dropped to change a signature. */
+export async function droppedFunctionNames(): Promise<Set<string>> {
+  const names = new Set<string>();
+  for (const url of LIVE_SQL) {
+    for (const m of (await Deno.readTextFile(url)).matchAll(/\bDROP\s+FUNCTION\s+IF\s+EXISTS\s+(\w+)/gi)) {
+      names.add(m[1]!);
+    }
+  }
+  return names;
+}
+
+/** Every function the database holds in `schema`, as `name(arguments)` with the arguments' names, sorted. */
+export async function functionSignaturesIn(db: Db, schema: string): Promise<string[]> {
+  const rows = await db<{ signature: string }[]>`
+    SELECT p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')' AS signature
+    FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE n.nspname = ${schema}
+    ORDER BY 1`;
+  return rows.map((r) => r.signature);
+}
+
 /** The bodies of the functions the database holds in `schema`, by name. */
 export async function functionBodiesIn(db: Db, schema: string): Promise<Map<string, string>> {
   const rows = await db<{ proname: string; prosrc: string }[]>`

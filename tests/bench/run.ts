@@ -789,7 +789,7 @@ try {
     // each rolled back so that every call sees the same queue.
     await db.sql`UPDATE deliveries SET status = 'pending', finished_at = NULL
       WHERE id IN (SELECT id FROM deliveries WHERE id LIKE 'dlv_fill_%' LIMIT 6000)`;
-    const caps = { perTrigger: 3, perWebhook: 16, perAccount: 32, slots: 64 };
+    const caps = { perEvent: 3, perWebhook: 16, perAccount: 32, slots: 64 };
     const claimMs: number[] = [];
     for (let i = 0; i < 20; i++) {
       const t0 = performance.now();

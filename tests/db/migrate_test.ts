@@ -10,7 +10,13 @@ import { loadMigrations, migrate } from "../../src/db/migrate.ts";
 import { LIVE_SQL } from "../../src/db/live_sql.ts";
 import { ConfigError } from "../../src/shared/config_error.ts";
 import { TEST_DATABASE_URL } from "../_helpers/db.ts";
-import { functionBodiesIn, liveFunctionBodies, staleFunctionsSql } from "../_helpers/live_sql.ts";
+import {
+  droppedFunctionNames,
+  functionBodiesIn,
+  functionSignaturesIn,
+  liveFunctionBodies,
+  staleFunctionsSql,
+} from "../_helpers/live_sql.ts";
 
 Deno.test("two instances migrating one empty schema at once apply each migration exactly once", async () => {
   const schema = `t_mig_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
@@ -132,6 +138,33 @@ Deno.test("every start puts back this release's live functions, whatever replace
   }
 });
 
+Deno.test("a database upgraded from the functions the migrations made ends with this release's, and none of theirs", async () => {
+  const db = await freshSchema();
+  try {
+    // As the numbered migrations leave it: the claim's cap of one event named p_per_trigger (0012), failures
+    // recorded by deliveries_record_failures (0013), the signatures the releases before this one kept.
+    await migrate(db.sql, undefined, []);
+    const before = await functionSignaturesIn(db.sql, db.schema);
+    assert.ok(before.some((f) => f.startsWith("deliveries_record_failures(")), before.join("\n"));
+    assert.ok(before.some((f) => f.startsWith("deliveries_claim(") && f.includes("p_per_trigger ")), before.join("\n"));
+
+    assert.deepEqual(await migrate(db.sql), [], "a start applies no migration, only the live SQL");
+    const after = await functionSignaturesIn(db.sql, db.schema);
+    const names = after.map((f) => f.slice(0, f.indexOf("(")));
+    assert.deepEqual(names, [...(await liveFunctionBodies()).keys()].sort(), "one of each live function, no other");
+    assert.ok(after.some((f) => f.startsWith("deliveries_record_results(")), after.join("\n"));
+    for (const f of after) assert.doesNotMatch(f, /p_per_trigger/, "the cap of one event is p_per_event");
+    const current = await liveFunctionBodies();
+    const bodies = await functionBodiesIn(db.sql, db.schema);
+    for (const [name, body] of current) assert.equal(bodies.get(name), body, `${name} is this release's`);
+
+    await migrate(db.sql);
+    assert.deepEqual(await functionSignaturesIn(db.sql, db.schema), after, "the next start leaves the same functions");
+  } finally {
+    await db.close();
+  }
+});
+
 Deno.test("a migration file that differs from the one the database applied is refused with one line naming it, and nothing changes", async () => {
   const db = await freshSchema();
   try {
@@ -192,8 +225,9 @@ Deno.test("a database that applied a migration this release does not have is ref
 /** Every function a numbered migration creates, and every `CREATE ... FUNCTION` of a live file. */
 const CREATE_FUNCTION = /\bCREATE\s+(OR\s+REPLACE\s+)?FUNCTION\s+(\w+)/gi;
 
-Deno.test("every function or trigger a migration made is live SQL, and every live SQL file is listed", async () => {
+Deno.test("every function or trigger a migration made is live SQL or dropped by it, and every live SQL file is listed", async () => {
   const live = new Set<string>();
+  const dropped = await droppedFunctionNames();
   for (const url of LIVE_SQL) {
     for (const m of (await Deno.readTextFile(url)).matchAll(CREATE_FUNCTION)) {
       assert.ok(m[1], `${url.pathname}: ${m[2]} is written with CREATE OR REPLACE`);
@@ -203,7 +237,11 @@ Deno.test("every function or trigger a migration made is live SQL, and every liv
   for (const m of await loadMigrations()) {
     assert.doesNotMatch(m.sql, /\bCREATE\s+(OR\s+REPLACE\s+)?TRIGGER\b/i, `${m.file}: a trigger belongs in live SQL`);
     for (const f of m.sql.matchAll(CREATE_FUNCTION)) {
-      assert.ok(live.has(f[2]!), `${m.file} creates ${f[2]}, which no live SQL file keeps up`);
+      // One that is gone since is dropped by the live SQL, so an upgraded database does not keep it either.
+      assert.ok(
+        live.has(f[2]!) || dropped.has(f[2]!),
+        `${m.file} creates ${f[2]}, which no live SQL file keeps up or drops`,
+      );
     }
   }
   // Each owner's src/<owner>/sql/*.sql is applied only if LIVE_SQL lists it.

@@ -2,7 +2,8 @@
 import { getJson } from "../_helpers/app.ts";
 import type { TestDb } from "../_helpers/db.ts";
 import { type Harness, startHarness } from "../_helpers/harness.ts";
-import * as repo from "../../src/deliveries/repo.ts";
+import type { Db } from "../../src/db/client.ts";
+import type * as repo from "../../src/deliveries/repo.ts";
 
 /** A receiver and an app trusting `localhost` (queue not started: tests drive it), a pro user, jitter 0.5. */
 const DELIVERY_PRESET = { receiver: true, user: "pro" } as const;
@@ -47,6 +48,24 @@ export async function deliveryCount(f: { db: TestDb }): Promise<number> {
   return (await f.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deliveries`)[0]!.n;
 }
 
+/**
+ * Marks exactly the pending attempts `ids` (oldest first) in flight within the
+ * caps, as a claim's second half does (`deliveries_mark_in_flight`,
+ * src/deliveries/sql/claim.sql), so tests can claim chosen attempts.
+ */
+export async function markInFlightWithinCaps(
+  db: Db,
+  ids: string[],
+  caps: repo.Caps,
+  now: Date,
+  worker: string,
+  leaseUntil: Date,
+): Promise<repo.ClaimedDelivery[]> {
+  return await db<repo.ClaimedDelivery[]>`
+    SELECT * FROM deliveries_mark_in_flight(${ids}::text[], ${caps.perEvent}, ${caps.perWebhook},
+      ${caps.perAccount}, ${caps.slots}, ${now}, ${worker}, ${leaseUntil})`;
+}
+
 /** Marks exactly the attempts `ids` in flight for `worker` until `leaseUntil`, as a claim would, caps aside. */
 export async function claimExactly(
   f: DeliveryFixture,
@@ -54,6 +73,6 @@ export async function claimExactly(
   worker: string,
   leaseUntil: Date,
 ): Promise<repo.ClaimedDelivery[]> {
-  const noCaps = { perTrigger: 1_000, perWebhook: 1_000, perAccount: 1_000, slots: 1_000_000 };
-  return await repo.markInFlightWithinCaps(f.db.sql, ids, noCaps, f.clock.now(), worker, leaseUntil);
+  const noCaps = { perEvent: 1_000, perWebhook: 1_000, perAccount: 1_000, slots: 1_000_000 };
+  return await markInFlightWithinCaps(f.db.sql, ids, noCaps, f.clock.now(), worker, leaseUntil);
 }

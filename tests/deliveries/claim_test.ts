@@ -8,7 +8,7 @@ import * as repo from "../../src/deliveries/repo.ts";
 import { createWebhook } from "../_helpers/app.ts";
 import { type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
 
-const CAPS = { perTrigger: 3, perWebhook: 16, perAccount: 64, slots: 128 };
+const CAPS = { perEvent: 3, perWebhook: 16, perAccount: 64, slots: 128 };
 
 /** One claim as the queue makes it; returns the claimed ids. */
 async function claim(f: DeliveryFixture, worker = "w1", limit = 64): Promise<string[]> {

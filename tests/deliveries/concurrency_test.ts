@@ -1,5 +1,5 @@
 /**
- * Concurrency over the real queue: the per-trigger cap of 3 holds across two
+ * Concurrency over the real queue: the per-event cap of 3 (spec 6.3: "3 per trigger") holds across two
  * instances (measured at the receiver), and a hanging receiver does not hold
  * up a healthy one.
  */

@@ -125,7 +125,7 @@ Deno.test("two instances claiming one account at the same moment never exceed it
     await createWebhook(f.app, f.user, f.receiver.url("/one"));
     // Four events, one webhook: the per-event and per-webhook caps leave room, only the account's cap binds.
     await emitMany(f, f.user.id, 4);
-    const caps: repo.Caps = { perTrigger: 3, perWebhook: 16, perAccount: 2, slots: 64 };
+    const caps: repo.Caps = { perEvent: 3, perWebhook: 16, perAccount: 2, slots: 64 };
     const now = f.clock.now();
     const lease = new Date(now.getTime() + 60_000);
     const claimOn = (sql: typeof other, worker: string, hold?: Promise<void>) =>

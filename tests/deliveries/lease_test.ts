@@ -13,7 +13,7 @@ import { sleep, waitUntil } from "../_helpers/wait.ts";
 import { claimExactly, type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
 
 const WORKER = "worker-a";
-const CAPS = { perTrigger: 3, perWebhook: 16, perAccount: 32, slots: 64 };
+const CAPS = { perEvent: 3, perWebhook: 16, perAccount: 32, slots: 64 };
 
 /** One attempt claimed by WORKER with a lease of LEASE_MS from the fixture's clock. */
 async function claimOne(f: DeliveryFixture): Promise<repo.ClaimedDelivery> {

@@ -10,8 +10,7 @@ import assert from "node:assert/strict";
 import type { Sql } from "../../src/db/client.ts";
 import { DISABLE_AFTER_FAILURES, type DispatcherDeps, recordWithRetry } from "../../src/deliveries/dispatcher.ts";
 import type { Verdict } from "../../src/deliveries/verdict.ts";
-import { SuccessWriter } from "../../src/deliveries/success_writer.ts";
-import { FailureWriter } from "../../src/deliveries/failure_writer.ts";
+import { ResultWriter } from "../../src/deliveries/result_writer.ts";
 import * as repo from "../../src/deliveries/repo.ts";
 import { createWebhook } from "../_helpers/app.ts";
 import { claimExactly, type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
@@ -49,9 +48,8 @@ async function claimOne(f: DeliveryFixture, leaseMs: number): Promise<repo.Claim
 
 /** The app's dispatcher, recording as WORKER through `sql`. */
 function dispatcherOn(f: DeliveryFixture, sql: Sql): DispatcherDeps {
-  const successes = new SuccessWriter((results) => repo.recordSuccesses(sql, WORKER, results));
-  const failures = new FailureWriter((batch) => repo.recordFailures(sql, WORKER, DISABLE_AFTER_FAILURES, batch));
-  return { ...f.app.deps.deliveries.dispatcher, sql, successes, failures, worker: WORKER };
+  const results = new ResultWriter((batch) => repo.recordResults(sql, WORKER, DISABLE_AFTER_FAILURES, batch));
+  return { ...f.app.deps.deliveries.dispatcher, sql, results, worker: WORKER };
 }
 
 async function statusOf(f: DeliveryFixture, id: string): Promise<string> {

@@ -15,8 +15,14 @@
 -- little under-filled until the next claim. An account may hold at most half
 -- of what the other accounts leave of the slots (divided among the accounts of
 -- this claim and one more), and never more than p_per_account.
+--
+-- Its cap of one event was named p_per_trigger until this release: a
+-- parameter's name is part of what CREATE OR REPLACE cannot change, so the
+-- function is dropped first (the previous release calls it by position, and
+-- still can). The same for deliveries_claim below.
+DROP FUNCTION IF EXISTS deliveries_mark_in_flight(text[], int, int, int, int, timestamptz, text, timestamptz);
 CREATE OR REPLACE FUNCTION deliveries_mark_in_flight(
-  p_ids text[], p_per_trigger int, p_per_webhook int, p_per_account int, p_slots int,
+  p_ids text[], p_per_event int, p_per_webhook int, p_per_account int, p_slots int,
   p_now timestamptz, p_worker text, p_lease_until timestamptz
 ) RETURNS TABLE (
   id text, event_id text, webhook_id text, account_id text, attempt int, event_type text, payload text,
@@ -76,7 +82,7 @@ BEGIN
   -- The URL is the attempt's from here on: the log shows where it went, whatever the webhook's URL later.
   UPDATE deliveries d SET status = 'in_flight', claimed_by = p_worker, lease_until = p_lease_until, url = w.url
   FROM fit_all c, events e, webhooks w
-  WHERE c.slot <= p_per_trigger AND d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
+  WHERE c.slot <= p_per_event AND d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
   RETURNING d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type, e.payload,
     w.url, w.secret_ciphertext, d.lease_until;
 END
@@ -95,8 +101,9 @@ $$;
 -- until this claim commits. deliveries_mark_in_flight runs as a statement of
 -- its own, so its snapshot sees what the holders of those locks committed.
 -- NO KEY UPDATE does not block the foreign-key checks of inserts.
+DROP FUNCTION IF EXISTS deliveries_claim(timestamptz, int, int, int, int, int, text, timestamptz, int);
 CREATE OR REPLACE FUNCTION deliveries_claim(
-  p_now timestamptz, p_limit int, p_per_trigger int, p_per_webhook int, p_per_account int, p_slots int,
+  p_now timestamptz, p_limit int, p_per_event int, p_per_webhook int, p_per_account int, p_slots int,
   p_worker text, p_lease_until timestamptz, p_window int
 ) RETURNS TABLE (
   id text, event_id text, webhook_id text, account_id text, attempt int, event_type text, payload text,
@@ -124,7 +131,7 @@ BEGIN
     SELECT h.account_id, count(*) AS n, (sum(count(*)) OVER ())::int AS total FROM flying h GROUP BY h.account_id
   )
   SELECT
-    ARRAY(SELECT fe.event_id FROM flying fe GROUP BY fe.event_id HAVING count(*) >= p_per_trigger),
+    ARRAY(SELECT fe.event_id FROM flying fe GROUP BY fe.event_id HAVING count(*) >= p_per_event),
     ARRAY(
       SELECT fw.webhook_id FROM flying fw GROUP BY fw.webhook_id HAVING count(*) >= p_per_webhook
       UNION
@@ -204,7 +211,7 @@ BEGIN
     END IF;
 
     RETURN QUERY SELECT m.*, NULL::int, NULL::int FROM deliveries_mark_in_flight(
-      locked, p_per_trigger, p_per_webhook, p_per_account, p_slots, p_now, p_worker, p_lease_until) m;
+      locked, p_per_event, p_per_webhook, p_per_account, p_slots, p_now, p_worker, p_lease_until) m;
     GET DIAGNOSTICS claimed = ROW_COUNT;
   END IF;
   RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::text, NULL::int, NULL::text, NULL::text,
