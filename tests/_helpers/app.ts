@@ -35,7 +35,7 @@ export interface Api {
 
 /** A running app and a small HTTP client for it. */
 export interface TestApp extends Api {
-  /** The instance's services, composed as main.ts composes them. */
+  /** The instance's services, composed as start.ts composes them. */
   deps: Instance;
   close(): Promise<void>;
 }
