@@ -66,20 +66,31 @@ export async function revokeApiKey(
   deps.hub.publishLocal(AUTH_CHANNEL, id);
 }
 
-/** The owner of a presented key, or undefined for an unknown or malformed one. */
+/**
+ * What a presented key turned out to be: a live key and its owner, or why it
+ * is refused (each cause has its own 401 hint, src/auth/hints.ts). Expiring
+ * keys will add `{ ok: false; reason: "expired"; expiresAt: Date }`, answered
+ * with `expiredKeyHint`.
+ */
+export type KeyCheck =
+  | { ok: true; owner: repo.KeyOwner }
+  | { ok: false; reason: "malformed" | "unknown" };
+
+/** Checks a presented key; a live one's last use is recorded (at most once a minute). */
 export async function authenticateApiKey(
   sql: Sql,
   clock: Clock,
   cache: AuthCache,
   presented: string,
-): Promise<repo.KeyOwner | undefined> {
+): Promise<KeyCheck> {
   // The checksum turns away typos and random probes without a query.
-  if (!isWellFormedApiKey(presented)) return undefined;
+  if (!isWellFormedApiKey(presented)) return { ok: false, reason: "malformed" };
   const hash = sha256Hex(presented);
   let owner = cache.get(hash);
   if (!owner) {
     owner = await repo.findKeyOwner(sql, hash);
-    if (!owner) return undefined;
+    // Never issued here, or revoked: the table keeps no trace of revoked keys, so one answer for both.
+    if (!owner) return { ok: false, reason: "unknown" };
     cache.set(hash, owner);
   }
   const now = clock.now();
@@ -88,5 +99,5 @@ export async function authenticateApiKey(
     // The cached copy must not trigger the write again on every request.
     owner.lastUsedAt = now;
   }
-  return owner;
+  return { ok: true, owner };
 }

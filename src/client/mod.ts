@@ -143,11 +143,11 @@ export interface AttachmentContent {
   contentType: string;
 }
 
-/** A call answered with an error status: `status` and the API's error body (`code`, `error`). */
+/** A call answered with an error status: `status` and the API's error body (`code`, `error`, `hint`). */
 export class InboxServiceError extends Error {
   override name = "InboxServiceError";
   constructor(readonly status: number, readonly body: ApiErrorBody | undefined) {
-    super(body ? `${status} ${body.code}: ${body.error}` : `HTTP ${status}`);
+    super(body ? `${status} ${body.code}: ${body.error}${body.hint ? ` (${body.hint})` : ""}` : `HTTP ${status}`);
   }
 }
 

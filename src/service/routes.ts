@@ -81,7 +81,7 @@ export function serviceRoutes(
     })),
   );
   // With METRICS_TOKEN only the scraper reads them (Prometheus `authorization: { credentials: ... }`).
-  app.get("/metrics", requireBearer(deps.config.metricsToken, "metrics"), async (c) => {
+  app.get("/metrics", requireBearer(deps.config.metricsToken, "metrics", "METRICS_TOKEN"), async (c) => {
     return c.body(await deps.metrics.registry.metrics(), 200, { "Content-Type": deps.metrics.registry.contentType });
   });
   return app.openapi(health, (c) => c.json({ status: "ok" }, 200))
