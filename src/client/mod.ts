@@ -68,7 +68,13 @@ export type TestData = Schemas["TestData"];
 export interface ClientOptions {
   /** Root of the service, e.g. `http://localhost:8000`. */
   baseUrl: string;
-  /** API key (`isk_...`), sent as `Authorization: Bearer` on every `/api` call. */
+  /**
+   * API key (`isk_...`), sent as `Authorization: Bearer` on every `/api` call.
+   * When the option is given it must hold a key: `undefined` or an empty
+   * string (an unset `INBOX_API_KEY`) throws `MissingApiKeyError` at once.
+   * Leave it out for a client that registers or logs in (a session cookie) or
+   * only calls `/admin`.
+   */
   apiKey?: string;
   /** Session cookie (`session=...`). Register and login replace it; logout clears it. */
   cookie?: string;
@@ -148,6 +154,21 @@ export class InboxServiceError extends Error {
   override name = "InboxServiceError";
   constructor(readonly status: number, readonly body: ApiErrorBody | undefined) {
     super(body ? `${status} ${body.code}: ${body.error}${body.hint ? ` (${body.hint})` : ""}` : `HTTP ${status}`);
+  }
+}
+
+/**
+ * `createClient` was given an `apiKey` option without a key in it (undefined,
+ * or empty as an unset environment variable reads): refused at construction
+ * rather than sent as no credential, which would fail later on every call.
+ */
+export class MissingApiKeyError extends Error {
+  override name = "MissingApiKeyError";
+  constructor() {
+    super(
+      "apiKey is required: the apiKey option is undefined or empty (is INBOX_API_KEY set?); pass an API key " +
+        "(isk_...), or leave the option out for a client that signs in with a session",
+    );
   }
 }
 
@@ -302,8 +323,15 @@ export interface InboxServiceClient {
   ready(): ApiResult<"/readyz", "get">;
 }
 
-/** Creates a client. Every wrapper is one openapi-fetch call; `raw` gives the untyped-path escape hatch. */
+/**
+ * Creates a client. Every wrapper is one openapi-fetch call; `raw` gives the
+ * untyped-path escape hatch. Throws `MissingApiKeyError` for an `apiKey`
+ * option that holds no key.
+ */
 export function createClient(options: ClientOptions): InboxServiceClient {
+  if ("apiKey" in options && (typeof options.apiKey !== "string" || options.apiKey.trim() === "")) {
+    throw new MissingApiKeyError();
+  }
   const raw: Client<paths> = createFetchClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
     ...(options.fetch ? { fetch: options.fetch } : {}),
