@@ -176,7 +176,7 @@ export async function listen(options: ListenOptions, signal: AbortSignal, out: L
   let ready = false;
   const onOpen = (open: StreamOpen) => {
     if (!ready) out.print(`Ready. Forwarding events from ${options.baseUrl} to ${options.forwardTo}`);
-    else if (open.failures > 0) out.warn(`Connected to ${open.url} again; forwarding resumes`);
+    else out.warn(`Connected to ${open.url} again; forwarding resumes`);
     ready = true;
   };
   const onRetry = (retry: StreamRetry) => out.warn(retryLine(retry));
