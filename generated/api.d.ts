@@ -702,6 +702,16 @@ export interface components {
             error: string;
             /** @description Stable UPPER_SNAKE code, e.g. `WEBHOOK_NOT_FOUND`. */
             code: string;
+            /**
+             * @description What is wrong and what to do, where `error` stays a fixed message. On `401 UNAUTHORIZED`:
+             *     which credential was missing or refused (no `Authorization` header and no session cookie; a
+             *     header that is not `Bearer <key>`; a key that fails its checksum; a key that is unknown or
+             *     revoked; a session cookie that is unknown or expired). On `403 PLAN_REQUIRED`: the plans
+             *     that have the feature and the operator command that changes a plan. Never holds a
+             *     credential.
+             * @example This API key is unknown or was revoked: create a new one (POST /api/api-keys, or `deno task admin create-api-key --email <email>`)
+             */
+            hint?: string;
             /** @description Present on validation errors. */
             details?: components["schemas"]["ErrorDetail"][];
         };
@@ -1182,21 +1192,42 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `UNAUTHORIZED` (`Unauthorized`): no valid API key or session. */
+        /**
+         * @description `UNAUTHORIZED` (`Unauthorized`): no valid API key or session; `hint` says which: no
+         *     `Authorization` header and no session cookie, a header that is not `Bearer <key>`, a key
+         *     that fails its checksum, a key that is unknown or revoked, a session cookie that is unknown
+         *     or expired.
+         */
         Unauthorized: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Unauthorized",
+                 *       "code": "UNAUTHORIZED",
+                 *       "hint": "The session cookie is unknown or expired: log in again (POST /api/auth/login)"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `UNAUTHORIZED` (`Unauthorized`): missing or wrong admin token. */
+        /** @description `UNAUTHORIZED` (`Unauthorized`): missing or wrong admin token; `hint` says which. */
         AdminUnauthorized: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Unauthorized",
+                 *       "code": "UNAUTHORIZED",
+                 *       "hint": "Send the token as `Authorization: Bearer <ADMIN_TOKEN>`"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1210,27 +1241,44 @@ export interface components {
             };
         };
         /**
-         * @description `PLAN_REQUIRED` (`API keys not available on your plan`): Free plan. Or
-         *     `INSUFFICIENT_SCOPE`: managing API keys needs a session or a key with every scope and no
-         *     inbox restriction.
+         * @description `PLAN_REQUIRED` (`API keys not available on your plan`): Free plan; `hint` names the plans
+         *     that have API keys and how an operator changes the account's plan. Or `INSUFFICIENT_SCOPE`:
+         *     managing API keys needs a session or a key with every scope and no inbox restriction.
          */
         ApiKeysPlanRequired: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "API keys not available on your plan",
+                 *       "code": "PLAN_REQUIRED",
+                 *       "hint": "API keys need the pro or business plan; this account (acc_01m8eqreax2g1s3gvhbmbb70m0) is on the free plan. An operator changes a plan with `deno task admin set-plan acc_01m8eqreax2g1s3gvhbmbb70m0 pro`, or over HTTP with `PATCH /admin/accounts/acc_01m8eqreax2g1s3gvhbmbb70m0` and {\"plan\":\"pro\"}"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
         /**
-         * @description `PLAN_REQUIRED` (`Webhooks require Pro or Business plan`): Free plan. Or
-         *     `INSUFFICIENT_SCOPE`: the key lacks the scope the operation needs (its `security`).
+         * @description `PLAN_REQUIRED` (`Webhooks require Pro or Business plan`): Free plan; `hint` names the plans
+         *     that have webhooks and how an operator changes the account's plan. Or `INSUFFICIENT_SCOPE`:
+         *     the key lacks the scope the operation needs (its `security`).
          */
         WebhooksPlanRequired: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Webhooks require Pro or Business plan",
+                 *       "code": "PLAN_REQUIRED",
+                 *       "hint": "Webhooks need the pro or business plan; this account (acc_01m8eqreax2g1s3gvhbmbb70m0) is on the free plan. An operator changes a plan with `deno task admin set-plan acc_01m8eqreax2g1s3gvhbmbb70m0 pro`, or over HTTP with `PATCH /admin/accounts/acc_01m8eqreax2g1s3gvhbmbb70m0` and {\"plan\":\"pro\"}"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1243,6 +1291,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "This key lacks the scope inboxes:write",
+                 *       "code": "INSUFFICIENT_SCOPE"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };

@@ -1,8 +1,9 @@
 /**
- * `deno task build:npm [--out DIR]`: the typed client and the receiver-side
- * verification (src/client/) as an npm package for Node 20+, ES modules with
- * .d.ts types, written to DIR (default dist/npm), ready for `npm pack` or
- * `npm publish`.
+ * `deno task build:npm [--out DIR] [--pack]`: the typed client and the
+ * receiver-side verification (src/client/) as an npm package for Node 20+, ES
+ * modules with .d.ts types, written to DIR (default dist/npm), ready for
+ * `npm publish`; `--pack` also makes the tarball (`npm pack`) beside DIR
+ * (dist/ by default), which git ignores, as it does DIR.
  *
  * The sources are copied with their imports rewritten for Node
  * (`npm:openapi-fetch@0.17.0` -> `openapi-fetch`, which becomes a dependency
@@ -11,6 +12,7 @@
  * locked in deno.dev.lock) against the ES2022 + DOM library that Node 20
  * provides, so that an API Node 20 lacks fails the build rather than the user.
  */
+import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 
 const ROOT = new URL("../", import.meta.url);
@@ -128,10 +130,27 @@ export async function buildNpmPackage(outDir: string): Promise<Record<string, un
   }
 }
 
+/** Packs the package in `packageDir` with npm into its parent folder; returns the tarball's path. */
+export async function packNpmPackage(packageDir: string): Promise<string> {
+  const destination = dirname(packageDir);
+  const out = await new Deno.Command("npm", {
+    args: ["pack", packageDir, "--json", "--pack-destination", destination],
+    cwd: destination,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) throw new Error(`npm pack failed:\n${new TextDecoder().decode(out.stderr)}`);
+  const [packed] = JSON.parse(new TextDecoder().decode(out.stdout)) as { filename: string }[];
+  return join(destination, packed!.filename);
+}
+
 if (import.meta.main) {
-  const { values } = parseArgs({ args: Deno.args, options: { out: { type: "string" } } });
-  const out = values.out ?? new URL("dist/npm", ROOT).pathname;
-  const abs = out.startsWith("/") ? out : `${Deno.cwd()}/${out}`;
-  const pkg = await buildNpmPackage(abs);
-  console.log(`${pkg.name}@${pkg.version} built in ${abs} (npm pack ${abs} makes the tarball)`);
+  const { values } = parseArgs({ args: Deno.args, options: { out: { type: "string" }, pack: { type: "boolean" } } });
+  const out = resolve(values.out ?? new URL("dist/npm", ROOT).pathname);
+  const pkg = await buildNpmPackage(out);
+  console.log(`${pkg.name}@${pkg.version} built in ${out}`);
+  if (values.pack) console.log(`Packed into ${await packNpmPackage(out)}`);
+  else {console.log(
+      `deno task build:npm --pack makes the tarball beside it (npm pack ${out} --pack-destination ${dirname(out)})`,
+    );}
 }

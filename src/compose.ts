@@ -1,7 +1,7 @@
 /**
  * The composition root: every service of one instance, built once from plain
  * values and handed to the HTTP app, the SMTP listener and the sweeps. The
- * entry point (`main.ts`) and the tests' app helper both build an instance
+ * entry point (`start.ts`) and the tests' app helper both build an instance
  * here, so the wiring they run is the same.
  *
  * Nothing below this file sees the whole: each feature declares the few
@@ -34,6 +34,7 @@ import { sweepExpiredKeys } from "./api_keys/expired_sweep.ts";
 import { sweepOldHits } from "./rate_limit/hit_sweep.ts";
 import { sweepOldLockouts } from "./rate_limit/lockout_sweep.ts";
 import { createDatabaseOutage, databaseAnswers, type DatabaseOutage } from "./db/outage.ts";
+import { readCertificates } from "./shared/setting_file.ts";
 
 /** Every service of one instance. */
 export interface Services {
@@ -106,7 +107,8 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
   const metrics = createMetrics();
   const secretBox = await createSecretBox(opts.encryptionKey);
   const resolver = opts.resolver ?? systemResolver();
-  const caPem = opts.caPem ?? (config.webhookCaCerts ? await Deno.readTextFile(config.webhookCaCerts) : undefined);
+  const caPem = opts.caPem ??
+    (config.webhookCaCerts ? await readCertificates("WEBHOOK_CA_CERTS", config.webhookCaCerts) : undefined);
   const hub = createNotificationHub(opts.listen ? sql : undefined);
   const outbox = createOutbox({ sql, hub });
   // One per instance: requests, the delivery queue and SMTP report to it, so an outage logs once.

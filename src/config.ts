@@ -18,6 +18,10 @@ import { ConfigError } from "./shared/config_error.ts";
 /** LogTape's level names, least severe first. */
 const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "fatal"] as const satisfies readonly LogLevel[];
 
+/** How log lines are written: see `setupLogging` in src/shared/log.ts. */
+export const LOG_FORMATS = ["json", "pretty"] as const;
+export type LogFormat = typeof LOG_FORMATS[number];
+
 /** Other spellings accepted for a level (after lowercasing). */
 const LOG_LEVEL_ALIASES: ReadonlyMap<string, LogLevel> = new Map([["warn", "warning"]]);
 
@@ -33,6 +37,37 @@ const port = z.coerce.number().int().min(0).max(65535);
 const hostList = z.string().transform((v): ReadonlySet<string> =>
   new Set(v.split(",").map((h) => h.trim().toLowerCase()).filter((h) => h.length > 0))
 );
+
+/** A DNS name: dot-separated labels of letters, digits and inner hyphens (checked after lowercasing). */
+const DOMAIN_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * A host as a URL spells it (`hooks.example.com`, `127.0.0.1`, `[::1]`), the
+ * form a webhook URL's host is compared in; undefined for anything else, such
+ * as a URL, a host with a port, or a bare IPv6 address.
+ */
+function urlHost(entry: string): string | undefined {
+  if (/[/:@?#\s\\]/.test(entry.replace(/^\[[0-9a-f:.]+\]$/, ""))) return undefined;
+  try {
+    return new URL(`https://${entry}/`).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Comma-separated hosts as URLs spell them, each checked and normalised (an IDN to its ASCII form). */
+const urlHostList = hostList.transform((set, ctx): ReadonlySet<string> => {
+  const hosts = [...set].map(urlHost);
+  if (hosts.some((h) => h === undefined)) {
+    ctx.addIssue({
+      code: "custom",
+      message: "must be comma-separated host names or addresses, without scheme, port or path " +
+        "(e.g. localhost,hooks.example.com,[::1])",
+    });
+    return z.NEVER;
+  }
+  return new Set(hosts as string[]);
+});
 
 /** Comma-separated IP addresses or CIDR ranges, each checked. */
 const addressRangeList = hostList.refine(
@@ -91,7 +126,12 @@ const logLevel = z.string()
 /** Every environment variable the service reads, in the order README lists them. */
 export const EnvSchema = z.object({
   PORT: port.default(8000).describe("HTTP listener port"),
-  HOST: z.string().min(1).default("0.0.0.0").describe("HTTP listener address (the SMTP listener binds to it too)"),
+  HOST: z.string().refine(
+    (v) => ipaddr.isValid(v) || DOMAIN_NAME.test(v.toLowerCase()),
+    "must be an IP address or a host name of this machine (0.0.0.0 for all addresses, 127.0.0.1 for this machine only)",
+  ).default("0.0.0.0").describe(
+    "HTTP listener address (the SMTP listener binds to it too); a name must resolve to an address of this machine",
+  ),
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000).describe(
     "Time an HTTP connection has to send a complete request head, from its opening or its previous response " +
       "(so also the idle keep-alive time); then it is closed. Requests in progress and streaming responses are not cut",
@@ -119,7 +159,10 @@ export const EnvSchema = z.object({
     .default("InboxService").describe(
       "Sender name in the delivery `User-Agent` (`InboxService-Webhook/1.0`) and the SMTP banner",
     ),
-  MAIL_DOMAIN: z.string().min(1).transform((v) => v.toLowerCase()).default("inbox.localhost").describe(
+  MAIL_DOMAIN: z.string().transform((v) => v.toLowerCase()).refine(
+    (v) => DOMAIN_NAME.test(v),
+    "must be a domain name such as inbox.example.com (letters, digits, '-' and '.')",
+  ).default("inbox.localhost").describe(
     "Domain of inbox addresses (lowercased)",
   ),
   SMTP_PORT: port.default(2525).describe("SMTP listener port"),
@@ -136,10 +179,14 @@ export const EnvSchema = z.object({
   SMTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(100).describe(
     "Open SMTP connections per client IP address; one more is answered `421` and closed",
   ),
-  WEBHOOK_TRUSTED_HOSTS: hostList.default(new Set<string>()).describe(
-    "Comma-separated hosts exempt from the private-address checks (development only)",
+  WEBHOOK_TRUSTED_HOSTS: urlHostList.default(new Set<string>()).describe(
+    "Comma-separated hosts exempt from the private-address checks (development only), as a URL spells them: " +
+      "`localhost`, `hooks.internal`, `[::1]`",
   ),
-  WEBHOOK_CA_CERTS: z.string().min(1).optional().describe("PEM file of extra CAs trusted for webhook receivers"),
+  WEBHOOK_CA_CERTS: z.string().min(1).optional().describe(
+    "PEM file of extra CAs trusted for webhook receivers; read at start-up, which refuses a file it cannot read or " +
+      "that holds no certificate",
+  ),
   ENCRYPTION_KEY: z.string().trim().regex(
     ENCRYPTION_KEY_PATTERN,
     "must be 32 random bytes in base64 (openssl rand -base64 32)",
@@ -213,10 +260,15 @@ export const EnvSchema = z.object({
     "Largest accepted request body (413 beyond)",
   ),
   LOG_LEVEL: logLevel.default("info").describe(
-    `${LOG_LEVELS.map(code).join(", ")} (JSON lines: up to ${code("info")} on stdout, ${
+    `${LOG_LEVELS.map(code).join(", ")} (up to ${code("info")} on stdout, ${
       code("warning")
     } and above on stderr), in any letter case; ` +
       [...LOG_LEVEL_ALIASES].map(([alias, level]) => `${code(alias)} is read as ${code(level)}`).join(", "),
+  ),
+  LOG_FORMAT: z.string().transform((v) => v.toLowerCase()).pipe(z.enum(LOG_FORMATS)).optional().describe(
+    `${code("json")} (one JSON object per line, for a log collector) or ${code("pretty")} (time, level, ` +
+      `category and message, readable in a terminal), in any letter case; unset: ${code("pretty")} when stdout ` +
+      `is a terminal, ${code("json")} otherwise`,
   ),
 });
 
@@ -252,6 +304,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration: ${lines.join("; ")}`);
+  }
+  // Checked here rather than at the second bind, whose "already in use" would send the user looking for another process.
+  if (parsed.data.PORT === parsed.data.SMTP_PORT && parsed.data.PORT !== 0) {
+    throw new ConfigError(
+      `Invalid configuration: SMTP_PORT: must differ from PORT (both are ${parsed.data.PORT}): set one of them to another port`,
+    );
   }
   const config: Record<string, unknown> = {};
   for (const name of Object.keys(EnvSchema.shape) as EnvName[]) {

@@ -1,6 +1,6 @@
 /**
  * The one error type of the service and the one handler that turns errors into
- * the documented error body `{ success: false, error, code, details? }`.
+ * the documented error body `{ success: false, error, code, hint?, details? }`.
  */
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -9,6 +9,7 @@ import { getLogger } from "@logtape/logtape";
 import { isConnectionError } from "./db/connection_errors.ts";
 import type { DatabaseOutage } from "./db/outage.ts";
 import { errorCode } from "./shared/error_code.ts";
+import { UNAUTHORIZED_HINTS } from "./auth/hints.ts";
 
 /** One field-level problem in a refused request. */
 export interface ErrorDetail {
@@ -21,6 +22,12 @@ export interface ErrorBody {
   success: false;
   error: string;
   code: string;
+  /**
+   * What is wrong and what to do, where `error` must stay the spec's fixed
+   * message (401, 403): which credential was missing or refused, which plan
+   * a feature needs. Never echoes a credential.
+   */
+  hint?: string;
   details?: ErrorDetail[];
 }
 
@@ -33,6 +40,7 @@ export class ApiError extends Error {
     message: string,
     readonly details?: ErrorDetail[],
     readonly headers?: Record<string, string>,
+    readonly hint?: string,
   ) {
     super(message);
   }
@@ -40,13 +48,18 @@ export class ApiError extends Error {
   /** The JSON body of this error. */
   toBody(): ErrorBody {
     const body: ErrorBody = { success: false, error: this.message, code: this.code };
+    if (this.hint !== undefined) body.hint = this.hint;
     if (this.details && this.details.length > 0) body.details = this.details;
     return body;
   }
 }
 
-/** 401 for any request without a valid credential. */
-export const unauthorized = (): ApiError => new ApiError(401, "UNAUTHORIZED", "Unauthorized");
+/**
+ * 401 for a request without a valid credential: always `Unauthorized`, with
+ * the cause in `hint` (src/auth/hints.ts).
+ */
+export const unauthorized = (hint: string, headers?: Record<string, string>): ApiError =>
+  new ApiError(401, "UNAUTHORIZED", "Unauthorized", undefined, headers, hint);
 
 /** 404 for a resource that does not exist or belongs to another account. */
 export const notFound = (code: string, message: string): ApiError => new ApiError(404, code, message);
@@ -115,7 +128,7 @@ function toApiError(err: Error): ApiError | undefined {
           "Request body must be JSON (Content-Type: application/json)",
         );
       case 401:
-        return unauthorized();
+        return unauthorized(UNAUTHORIZED_HINTS.refused);
       default:
         if (err.status >= 400 && err.status < 500) {
           return new ApiError(err.status as ContentfulStatusCode, "BAD_REQUEST", err.message || "Bad request");

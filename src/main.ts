@@ -1,37 +1,24 @@
 /**
- * The one impure entry point: read configuration, open and migrate the
- * database, compose the instance, serve HTTP and SMTP, schedule the sweeps,
- * and shut down cleanly on SIGTERM.
+ * The one impure entry point. It reads the configuration and checks what
+ * needs no database (`checkSettings`: the files settings name, HOST, the
+ * ports) with only the modules that takes, so that a bad setting is refused
+ * within a fraction of a second and before anything is opened; then it loads
+ * the service (src/start.ts) and runs it. A refusal is one line naming the
+ * variable and the cause, with exit code 2 and no stack trace.
  */
-import { getLogger } from "@logtape/logtape";
 import { loadConfig } from "./config.ts";
 import { ConfigError } from "./shared/config_error.ts";
-import { setupLogging } from "./shared/log.ts";
-import { type Database, openDatabase } from "./db/client.ts";
-import { waitForDatabase } from "./db/wait_for_database.ts";
-import { migrate } from "./db/migrate.ts";
-import { compose } from "./compose.ts";
-import { createApp } from "./app.ts";
-import { runSweeps } from "./service/sweeps.ts";
-import { resolveEncryptionKey } from "./secrets/key_source.ts";
-import { createSecretBox } from "./secrets/secret_box.ts";
-import { keyMatchesDatabase, wrongKeyError } from "./secrets/key_check.ts";
-import { listenRefusal } from "./shared/listen_error.ts";
+import { checkSettings } from "./shared/preflight.ts";
 import { withTimeout } from "./shared/with_timeout.ts";
-import { type SmtpServerHandle, startSmtpServer } from "./smtp/server.ts";
-import { type HttpServerHandle, serveHttp } from "./http/serve.ts";
-
-const log = getLogger(["inbox", "main"]);
-
-/** What start-up has opened so far, to close before a refusal exits. */
-interface Opened {
-  db?: Database;
-}
+import type { Opened } from "./start.ts";
 
 async function main(): Promise<void> {
   const opened: Opened = {};
   try {
-    await start(opened);
+    const config = loadConfig(Deno.env.toObject());
+    const settings = await checkSettings(config);
+    const { start } = await import("./start.ts");
+    await start(config, settings, opened);
   } catch (err) {
     // A setting the service cannot run with: one line that names it, no stack, exit code 2.
     if (!(err instanceof ConfigError)) throw err;
@@ -40,79 +27,6 @@ async function main(): Promise<void> {
     if (opened.db) await withTimeout(opened.db.close().catch(() => {}), 5000, () => {});
     Deno.exit(2);
   }
-}
-
-async function start(opened: Opened): Promise<void> {
-  const config = loadConfig(Deno.env.toObject());
-  const key = await resolveEncryptionKey(config);
-  await setupLogging(config.logLevel);
-
-  const db = opened.db = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolSize: config.databasePoolSize,
-  });
-  if (config.databaseUrl) {
-    await waitForDatabase(db.sql, { databaseUrl: config.databaseUrl, timeoutMs: config.databaseConnectTimeoutMs });
-  }
-  const applied = await migrate(db.sql);
-  if (applied.length > 0) log.info("Applied migrations {applied}", { applied });
-  if (!(await keyMatchesDatabase(db.sql, await createSecretBox(key.key)))) {
-    // A key generated just now was never the database's: leave DATA_DIR as it was found.
-    if (key.source === "generated") await Deno.remove(key.path).catch(() => {});
-    throw wrongKeyError(key);
-  }
-  if (key.source === "generated") {
-    log.info("Generated the encryption key of webhook secrets into {path}: keep it with the database", {
-      path: key.path,
-    });
-  }
-
-  // LISTEN needs a connection of its own: the embedded database has one, and one process.
-  const instance = await compose({ config, sql: db.sql, encryptionKey: key.key, listen: db.kind === "postgres" });
-  const app = createApp(instance);
-  const listeners: { http?: HttpServerHandle; smtp?: SmtpServerHandle } = {};
-  let stopping = false;
-  const shutdown = async () => {
-    if (stopping) return;
-    stopping = true;
-    log.info("Shutting down");
-    instance.release();
-    await Promise.all([listeners.http?.shutdown(), listeners.smtp?.close()]);
-    await instance.stop();
-    await db.close();
-    Deno.exit(0);
-  };
-  // Before listening: a SIGTERM as soon as /healthz answers still shuts down cleanly.
-  Deno.addSignalListener("SIGTERM", shutdown);
-  Deno.addSignalListener("SIGINT", shutdown);
-
-  try {
-    // Deno's HTTP server with a deadline on request heads (HTTP_HEADERS_TIMEOUT_MS), which Deno.serve lacks.
-    listeners.http = serveHttp({
-      port: config.port,
-      hostname: config.host,
-      headersTimeoutMs: config.httpHeadersTimeoutMs,
-      onListen: ({ hostname, port }) => {
-        // One value for the whole address: LogTape quotes each string it puts in a message.
-        log.info("Listening on {url} ({db} database)", {
-          url: `http://${hostname}:${port}`,
-          hostname,
-          port,
-          db: db.kind,
-        });
-      },
-    }, app.fetch);
-  } catch (err) {
-    throw listenRefusal(err, "PORT", config.host, config.port) ?? err;
-  }
-  listeners.smtp = await startSmtpServer(instance).catch((err) => {
-    throw listenRefusal(err, "SMTP_PORT", config.host, config.smtpPort) ?? err;
-  });
-  if (stopping) return;
-  await instance.start();
-  if (stopping) return;
-  Deno.cron("inbox-sweeps", "* * * * *", () => runSweeps(instance.sweeps, instance.clock.now()));
 }
 
 if (import.meta.main) await main();

@@ -94,6 +94,7 @@ Deno.test("the configuration keeps the camelCase names the code uses, one per va
     "host",
     "httpHeadersTimeoutMs",
     "inboxesPerAccount",
+    "logFormat",
     "logLevel",
     "loginAddressMaxFailures",
     "loginEmailMaxFailures",
@@ -122,6 +123,39 @@ Deno.test("the configuration keeps the camelCase names the code uses, one per va
   assert.deepEqual(Object.keys(loadConfig({})), Object.keys(EnvSchema.shape).map(configKey));
   assert.equal(configKey("WEBHOOK_CA_CERTS"), "webhookCaCerts");
   assert.equal(configKey("PORT"), "port");
+});
+
+Deno.test("hosts and domains: WEBHOOK_TRUSTED_HOSTS as URLs spell hosts, MAIL_DOMAIN and HOST checked", () => {
+  assert.deepEqual([...loadConfig({ WEBHOOK_TRUSTED_HOSTS: "[::1], Bücher.example ,10.0.0.1" }).webhookTrustedHosts], [
+    "[::1]",
+    "xn--bcher-kva.example",
+    "10.0.0.1",
+  ]);
+  for (const value of ["https://hooks.example.com", "localhost:8443", "::1", "hooks.example.com/path", "a b"]) {
+    assert.throws(() => loadConfig({ WEBHOOK_TRUSTED_HOSTS: value }), /WEBHOOK_TRUSTED_HOSTS: must be/, value);
+  }
+  assert.equal(loadConfig({ MAIL_DOMAIN: "localhost" }).mailDomain, "localhost");
+  for (const value of ["inbox@example.com", "-inbox.example", "a..b", "inbox example"]) {
+    assert.throws(() => loadConfig({ MAIL_DOMAIN: value }), /MAIL_DOMAIN: must be a domain name/, value);
+  }
+  for (const value of ["127.0.0.1", "::", "localhost", "inbox-host.internal"]) {
+    assert.equal(loadConfig({ HOST: value }).host, value);
+  }
+  for (const value of ["not a host", "::1::", "http://localhost"]) {
+    assert.throws(() => loadConfig({ HOST: value }), /HOST: must be an IP address/, value);
+  }
+  assert.throws(
+    () => loadConfig({ PORT: "7000", SMTP_PORT: "7000" }),
+    /^ConfigError: Invalid configuration: SMTP_PORT: must differ from PORT \(both are 7000\)/,
+  );
+  assert.equal(loadConfig({ PORT: "0", SMTP_PORT: "0" }).smtpPort, 0, "two free ports, chosen at bind");
+});
+
+Deno.test("LOG_FORMAT is json or pretty in any letter case; unset it is left to the terminal test at start", () => {
+  assert.equal(loadConfig({}).logFormat, undefined);
+  assert.equal(loadConfig({ LOG_FORMAT: "JSON" }).logFormat, "json");
+  assert.equal(loadConfig({ LOG_FORMAT: "Pretty" }).logFormat, "pretty");
+  assert.throws(() => loadConfig({ LOG_FORMAT: "text" }), /^ConfigError: Invalid configuration: LOG_FORMAT: /);
 });
 
 Deno.test("LOG_LEVEL takes LogTape's names in any letter case, and warn for warning", () => {

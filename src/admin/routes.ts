@@ -12,8 +12,8 @@ import type { AppEnv } from "../http/env.ts";
 import { createRouter } from "../http/router.ts";
 import { bodyGuards } from "../http/guards.ts";
 import { errorResponses, IdParamSchema, jsonBody, jsonResponse } from "../http/schemas.ts";
-import { ApiError, unauthorized } from "../errors.ts";
-import { timingSafeEqualText } from "../shared/crypto.ts";
+import { ApiError } from "../errors.ts";
+import { requireBearer } from "../http/bearer.ts";
 import { AccountSchema, toAccountJson } from "../accounts/schemas.ts";
 import { createAccount, findAccountByEmail, setPlan } from "../accounts/service.ts";
 import {
@@ -55,11 +55,10 @@ const updateAccountRoute = createRoute({
 
 /** 404 without ADMIN_TOKEN; 401 unless the bearer is the token. */
 function adminGuard(token: string | undefined) {
+  const bearer = requireBearer(token, "admin", "ADMIN_TOKEN");
   return createMiddleware<AppEnv>(async (c, next) => {
     if (!token) throw new ApiError(404, "NOT_FOUND", "Not found");
-    const presented = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(c.req.header("authorization") ?? "")?.[1];
-    if (!presented || !timingSafeEqualText(presented, token)) throw unauthorized();
-    await next();
+    await bearer(c, next);
   });
 }
 

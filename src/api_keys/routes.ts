@@ -92,7 +92,7 @@ export function apiKeyRoutes(
   deps: { sql: Sql; clock: Clock; hub: Pick<NotificationHub, "publishLocal">; config: Pick<Config, "maxBodyBytes"> },
 ): OpenAPIHono<AppEnv> {
   const app = createRouter();
-  const plan = requirePlan(API_KEY_PLANS, PLAN_MESSAGE);
+  const plan = requirePlan(API_KEY_PLANS, PLAN_MESSAGE, "API keys");
   // Order of checks (design): 401 (app) -> 403 plan -> 429 rate -> 415/413 body -> 400 validation.
   app.on(
     "POST",

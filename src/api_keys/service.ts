@@ -118,13 +118,16 @@ export async function revokeApiKey(
   deps.hub.publishLocal(AUTH_CHANNEL, id);
 }
 
-/** What a presented key turned out to be: its owner, or why it is refused. */
+/**
+ * What a presented key turned out to be: a live key and its owner, or why it
+ * is refused (each cause has its own 401 hint, src/auth/hints.ts).
+ */
 export type KeyCheck =
-  | { owner: repo.KeyOwner }
-  | { refused: "malformed" | "unknown" }
-  | { refused: "expired"; expiresAt: Date };
+  | { ok: true; owner: repo.KeyOwner }
+  | { ok: false; reason: "malformed" | "unknown" }
+  | { ok: false; reason: "expired"; expiresAt: Date };
 
-/** Checks a presented key: its owner when it is live; malformed, unknown (or revoked) or expired otherwise. */
+/** Checks a presented key; a live one's last use is recorded (at most once a minute). */
 export async function authenticateApiKey(
   sql: Sql,
   clock: Clock,
@@ -132,23 +135,24 @@ export async function authenticateApiKey(
   presented: string,
 ): Promise<KeyCheck> {
   // The checksum turns away typos and random probes without a query.
-  if (!isWellFormedApiKey(presented)) return { refused: "malformed" };
+  if (!isWellFormedApiKey(presented)) return { ok: false, reason: "malformed" };
   const hash = sha256Hex(presented);
   let owner = cache.get(hash);
   if (!owner) {
     owner = await repo.findKeyOwner(sql, hash);
-    if (!owner) return { refused: "unknown" };
+    // Never issued here, or revoked: the table keeps no trace of revoked keys, so one answer for both.
+    if (!owner) return { ok: false, reason: "unknown" };
     cache.set(hash, owner);
   }
   const now = clock.now();
   // Checked at every request, cached or not: a key stops at its expiry on every instance, to the millisecond.
   if (owner.expiresAt !== null && owner.expiresAt.getTime() <= now.getTime()) {
-    return { refused: "expired", expiresAt: owner.expiresAt };
+    return { ok: false, reason: "expired", expiresAt: owner.expiresAt };
   }
   if (owner.lastUsedAt === null || now.getTime() - owner.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
     await repo.touchLastUsed(sql, owner.keyId, now, LAST_USED_RESOLUTION_MS);
     // The cached copy must not trigger the write again on every request.
     owner.lastUsedAt = now;
   }
-  return { owner };
+  return { ok: true, owner };
 }

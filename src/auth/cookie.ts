@@ -25,3 +25,8 @@ export function readSessionCookie(c: Context): string | undefined {
   const value = getCookie(c, SESSION_COOKIE);
   return value && value.length <= 128 ? value : undefined;
 }
+
+/** Whether the request carries a session cookie at all, well-formed or not (which 401 hint applies). */
+export function hasSessionCookie(c: Context): boolean {
+  return getCookie(c, SESSION_COOKIE) !== undefined;
+}

@@ -12,6 +12,7 @@ import { AccountSchema, CredentialsSchema, toAccountJson } from "../accounts/sch
 import { createAccount } from "../accounts/service.ts";
 import { findAccountById } from "../accounts/repo.ts";
 import { unauthorized } from "../errors.ts";
+import { UNAUTHORIZED_HINTS } from "./hints.ts";
 import { clearSessionCookie, readSessionCookie, setSessionCookie } from "./cookie.ts";
 import { checkCredentials, endSession, startSession } from "./service.ts";
 import type { NotificationHub } from "../notifications/hub.ts";
@@ -111,7 +112,7 @@ export function authRoutes(
   }).openapi(me, async (c) => {
     // Read fresh rather than from the principal: a plan change shows at once.
     const account = await findAccountById(deps.sql, c.get("principal").accountId);
-    if (!account) throw unauthorized();
+    if (!account) throw unauthorized(UNAUTHORIZED_HINTS.accountGone);
     return c.json(toAccountJson(account), 200);
   });
 }

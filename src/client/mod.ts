@@ -68,7 +68,13 @@ export type TestData = Schemas["TestData"];
 export interface ClientOptions {
   /** Root of the service, e.g. `http://localhost:8000`. */
   baseUrl: string;
-  /** API key (`isk_...`), sent as `Authorization: Bearer` on every `/api` call. */
+  /**
+   * API key (`isk_...`), sent as `Authorization: Bearer` on every `/api` call.
+   * When the option is given it must hold a key: `undefined` or an empty
+   * string (an unset `INBOX_API_KEY`) throws `MissingApiKeyError` at once.
+   * Leave it out for a client that registers or logs in (a session cookie) or
+   * only calls `/admin`.
+   */
   apiKey?: string;
   /** Session cookie (`session=...`). Register and login replace it; logout clears it. */
   cookie?: string;
@@ -139,8 +145,48 @@ export interface EventStreamOptions {
   types?: EventType[];
   /** Ends the stream (the iterator returns). */
   signal?: AbortSignal;
-  /** Pause before reconnecting after a dropped connection, in ms (default 1000). */
+  /**
+   * Pause before reconnecting after a dropped connection or a failed try, in
+   * ms (default 1000); it doubles with each failed try in a row, up to `maxRetryMs`.
+   */
   retryMs?: number;
+  /** Longest pause between two tries, in ms (default 5000). */
+  maxRetryMs?: number;
+  /** How long a try may wait for the answer's headers before it counts as failed, in ms (default 10000). */
+  connectTimeoutMs?: number;
+  /** Called each time a connection is open (200), before any of its events. */
+  onOpen?: (open: StreamOpen) => void;
+  /** Called for each failed try and each dropped connection, before the pause that follows. */
+  onRetry?: (retry: StreamRetry) => void;
+}
+
+/** A connection of `events.stream` that is open. */
+export interface StreamOpen {
+  /** The stream's URL (without its query). */
+  url: string;
+  /** The event it resumes after (`Last-Event-ID`), if any. */
+  after: string | undefined;
+  /** Failed tries since the last open connection (0 for a first try that succeeds). */
+  failures: number;
+}
+
+/** Why `events.stream` is about to try again, and when. */
+export interface StreamRetry {
+  /** The stream's URL (without its query). */
+  url: string;
+  /** What went wrong: the fetch error, the read error, or the InboxServiceError of a 5xx answer. */
+  error: unknown;
+  /** True when an open connection was cut; false when a try failed. */
+  dropped: boolean;
+  /** Failed tries in a row, this one included (0 for a drop). */
+  failures: number;
+  /** The pause before the next try, in ms. */
+  delayMs: number;
+}
+
+/** The event stream's connection was cut, or the service ended the answer (it then reconnects). */
+export class StreamDroppedError extends Error {
+  override name = "StreamDroppedError";
 }
 
 /** An attachment's contents, as downloaded. */
@@ -149,11 +195,26 @@ export interface AttachmentContent {
   contentType: string;
 }
 
-/** A call answered with an error status: `status` and the API's error body (`code`, `error`). */
+/** A call answered with an error status: `status` and the API's error body (`code`, `error`, `hint`). */
 export class InboxServiceError extends Error {
   override name = "InboxServiceError";
   constructor(readonly status: number, readonly body: ApiErrorBody | undefined) {
-    super(body ? `${status} ${body.code}: ${body.error}` : `HTTP ${status}`);
+    super(body ? `${status} ${body.code}: ${body.error}${body.hint ? ` (${body.hint})` : ""}` : `HTTP ${status}`);
+  }
+}
+
+/**
+ * `createClient` was given an `apiKey` option without a key in it (undefined,
+ * or empty as an unset environment variable reads): refused at construction
+ * rather than sent as no credential, which would fail later on every call.
+ */
+export class MissingApiKeyError extends Error {
+  override name = "MissingApiKeyError";
+  constructor() {
+    super(
+      "apiKey is required: the apiKey option is undefined or empty (is INBOX_API_KEY set?); pass an API key " +
+        "(isk_...), or leave the option out for a client that signs in with a session",
+    );
   }
 }
 
@@ -287,8 +348,11 @@ export interface InboxServiceClient {
     /**
      * The account's events as they are committed, as an async iterator. A
      * dropped connection is resumed with `Last-Event-ID`, so nothing is lost
-     * or repeated; it ends when `signal` aborts or the loop breaks, and
-     * throws `InboxServiceError` on an error answer.
+     * or repeated; a try that fails (no answer, a 5xx) is repeated after a
+     * growing pause (`retryMs` doubling up to `maxRetryMs`), for as long as
+     * it takes; `onOpen` and `onRetry` report each connection and each retry.
+     * It ends when `signal` aborts or the loop breaks, and throws
+     * `InboxServiceError` on a 4xx answer (a refused key: 401).
      */
     stream(options?: EventStreamOptions): AsyncGenerator<Event>;
   };
@@ -308,10 +372,18 @@ export interface InboxServiceClient {
   ready(): ApiResult<"/readyz", "get">;
 }
 
-/** Creates a client. Every wrapper is one openapi-fetch call; `raw` gives the untyped-path escape hatch. */
+/**
+ * Creates a client. Every wrapper is one openapi-fetch call; `raw` gives the
+ * untyped-path escape hatch. Throws `MissingApiKeyError` for an `apiKey`
+ * option that holds no key.
+ */
 export function createClient(options: ClientOptions): InboxServiceClient {
+  if ("apiKey" in options && (typeof options.apiKey !== "string" || options.apiKey.trim() === "")) {
+    throw new MissingApiKeyError();
+  }
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const raw: Client<paths> = createFetchClient<paths>({
-    baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    baseUrl: baseUrl,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.headers ? { headers: options.headers } : {}),
   });
@@ -343,14 +415,29 @@ export function createClient(options: ClientOptions): InboxServiceClient {
 
   // One connection after another, each resuming after the last event yielded.
   async function* streamEvents(options: EventStreamOptions = {}): AsyncGenerator<Event> {
-    const { signal, retryMs = 1_000, types } = options;
+    const { signal, retryMs = 1_000, maxRetryMs = 5_000, connectTimeoutMs = 10_000, types, onOpen, onRetry } = options;
+    const url = `${baseUrl}/api/events/stream`;
     let last = options.after;
-    let first = true;
+    let failures = 0;
+    // Reports what went wrong and waits: `retryMs` after a drop, doubling with each failed try in a row.
+    const retry = async (error: unknown, dropped: boolean) => {
+      failures = dropped ? 0 : failures + 1;
+      const delayMs = dropped ? retryMs : Math.min(retryMs * 2 ** (failures - 1), maxRetryMs);
+      onRetry?.({ url, error, dropped, failures, delayMs });
+      await pause(delayMs, signal);
+    };
     while (!signal?.aborted) {
-      if (!first) await pause(retryMs, signal);
-      first = false;
-      if (signal?.aborted) return;
+      // The try's own signal: the caller's, and the connect timeout until the headers are in.
+      const attempt = new AbortController();
+      const stop = () => attempt.abort(signal?.reason);
+      signal?.addEventListener("abort", stop, { once: true });
+      const detach = () => signal?.removeEventListener("abort", stop);
+      const timer = setTimeout(
+        () => attempt.abort(new Error(`no answer within ${connectTimeoutMs} ms`)),
+        connectTimeoutMs,
+      );
       let body: ReadableStream<Uint8Array> | undefined;
+      let failure: unknown;
       try {
         const { error, response } = await raw.GET("/api/events/stream", {
           params: {
@@ -358,25 +445,44 @@ export function createClient(options: ClientOptions): InboxServiceClient {
             header: last === undefined ? {} : { "Last-Event-ID": last },
           },
           parseAs: "stream",
-          ...(signal ? { signal } : {}),
+          signal: attempt.signal,
         });
-        if (!response.ok) throw new InboxServiceError(response.status, errorBody(error));
-        body = response.body ?? undefined;
+        if (response.ok) body = response.body ?? undefined;
+        // A 5xx is the service (or a proxy before it) not ready yet; a 4xx will not change by trying again.
+        else if (response.status >= 500) failure = new InboxServiceError(response.status, errorBody(error));
+        else throw new InboxServiceError(response.status, errorBody(error));
       } catch (err) {
-        if (err instanceof InboxServiceError || signal?.aborted) throw err;
-        continue; // Not reachable now: try again.
+        detach();
+        if (signal?.aborted) return;
+        if (err instanceof InboxServiceError) throw err;
+        failure = attempt.signal.aborted ? attempt.signal.reason : err;
+      } finally {
+        clearTimeout(timer);
       }
-      if (!body) continue;
+      if (failure !== undefined) {
+        detach();
+        await retry(failure, false);
+        continue;
+      }
       try {
-        for await (const message of readSse(body)) {
-          const event = JSON.parse(message.data) as Event;
-          last = message.id ?? event.id;
-          yield event;
+        onOpen?.({ url, after: last, failures });
+        failures = 0;
+        if (body) {
+          for await (const message of readSse(body)) {
+            const event = JSON.parse(message.data) as Event;
+            last = message.id ?? event.id;
+            yield event;
+          }
         }
+        if (signal?.aborted) return;
+        await retry(new StreamDroppedError("the service ended the stream"), true);
       } catch (err) {
         if (signal?.aborted) return;
         if (err instanceof SyntaxError) throw err;
         // The connection dropped mid-stream: resume after the last event.
+        await retry(err, true);
+      } finally {
+        detach();
       }
     }
   }

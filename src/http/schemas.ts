@@ -8,6 +8,7 @@ export const ErrorSchema = z.object({
   success: z.literal(false),
   error: z.string(),
   code: z.string(),
+  hint: z.string().optional(),
   details: z.array(ErrorDetailSchema).optional(),
 }).openapi("Error");
 

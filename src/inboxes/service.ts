@@ -7,6 +7,7 @@ import type { Config } from "../config.ts";
 import type { Clock } from "../shared/clock.ts";
 import type { Emit, Outbox } from "../deliveries/outbox.ts";
 import { ApiError, notFound, unauthorized } from "../errors.ts";
+import { UNAUTHORIZED_HINTS } from "../auth/hints.ts";
 import { newId } from "../shared/ids.ts";
 import { DEFAULT_PAGE_SIZE, type Page, toPage } from "../shared/cursor.ts";
 import { pagePosition } from "../http/page.ts";
@@ -104,7 +105,7 @@ export async function createInbox(
       // none of them can see a count that another is about to raise.
       const plan = await lockAccountPlan(tx, accountId);
       // An account deleted under a still-valid credential.
-      if (plan === undefined) throw unauthorized();
+      if (plan === undefined) throw unauthorized(UNAUTHORIZED_HINTS.accountGone);
       const inbox = { id: newId("inb", now.getTime()), accountId, address, createdAt: now, expiresAt };
       let inserted = await repo.insertInbox(tx, inbox);
       if (!inserted) {

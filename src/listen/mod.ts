@@ -14,11 +14,23 @@
  *   deno task listen --forward-to http://localhost:3000/hooks [--events message.received]
  *     [--api-key isk_...  | INBOX_API_KEY] [--base-url URL | INBOX_BASE_URL] [--secret SECRET]
  *
- * One line per event: `time type eventId -> status ms`. A dropped stream is
- * resumed with Last-Event-ID (nothing lost); Ctrl-C exits 0.
+ * It prints the signing secret at start, and its ready line only once the
+ * stream is open. Then one line per event: `time type eventId -> status ms`.
+ * While the service cannot be reached it says so on stderr, one line per try
+ * with the URL and the cause, and keeps trying (1 s, then longer, up to 5 s
+ * between tries) until Ctrl-C. A dropped stream is resumed with
+ * Last-Event-ID (nothing lost). Ctrl-C exits 0; a refused API key (401) exits
+ * 1 with a line naming --api-key and INBOX_API_KEY (never the key).
  */
 import { parseArgs } from "node:util";
-import { createClient, type Event, type EventType } from "../client/mod.ts";
+import {
+  createClient,
+  type Event,
+  type EventType,
+  InboxServiceError,
+  type StreamOpen,
+  type StreamRetry,
+} from "../client/mod.ts";
 import { buildDeliveryHeaders, importSigningKey, type SigningSecret } from "../deliveries/signer.ts";
 
 /** What `listen` was asked to do. */
@@ -102,21 +114,82 @@ export async function forward(
   }
 }
 
-/** Follows the stream and forwards every event until `signal` aborts. */
-export async function listen(
-  options: ListenOptions,
-  signal: AbortSignal,
-  print: (line: string) => void,
-): Promise<void> {
+/** The texts of an error and of its causes, outermost first (fetch says "fetch failed"; its cause says why). */
+function messages(err: unknown): string[] {
+  const out: string[] = [];
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    out.push(e instanceof Error ? e.message : String(e));
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return out;
+}
+
+/** A short cause of a failed or dropped connection to the service: "connection refused", "host not found". */
+export function connectionCause(err: unknown): string {
+  if (err instanceof InboxServiceError) return err.message;
+  const text = messages(err).join(": ");
+  if (/connection refused/i.test(text)) return "connection refused";
+  if (/dns error|failed to lookup|name or service not known|no address associated/i.test(text)) {
+    return "host not found";
+  }
+  if (/connection reset/i.test(text)) return "connection reset";
+  if (/timed out|no answer within/i.test(text)) return `timed out (${messages(err).at(-1)})`;
+  if (/certificate|tls|ssl|handshake/i.test(text)) return `TLS error (${messages(err).at(-1)})`;
+  if (/error reading a body|connection closed|unexpected eof/i.test(text)) return "connection lost";
+  return messages(err).at(-1) ?? "unknown error";
+}
+
+/** The line for a retry of the stream. */
+export function retryLine(retry: StreamRetry): string {
+  const wait = `${Math.round(retry.delayMs / 100) / 10} s`;
+  return retry.dropped
+    ? `The event stream ${retry.url} was cut (${connectionCause(retry.error)}); reconnecting in ${wait}, ` +
+      "resuming after the last event received"
+    : `Cannot reach ${retry.url} (${connectionCause(retry.error)}); trying again in ${wait} (Ctrl-C to stop)`;
+}
+
+/** The last line of a `listen` that stops by itself: why, and for a refused key which flag to fix. */
+export function stoppedLine(err: unknown): string {
+  if (err instanceof InboxServiceError && err.status === 401) {
+    // The hint says which check the key failed; neither holds the key.
+    const why = err.body?.hint ?? "401 UNAUTHORIZED";
+    return `The service refused the API key: ${why}. Pass a valid key with --api-key isk_... or INBOX_API_KEY`;
+  }
+  return `listen stopped: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+/** Where `listen` writes: `print` for the ready line and the events (stdout), `warn` for the connection's troubles (stderr). */
+export interface ListenOutput {
+  print: (line: string) => void;
+  warn: (line: string) => void;
+}
+
+/**
+ * Follows the stream and forwards every event until `signal` aborts; throws
+ * InboxServiceError on a refused request (a 401 for a bad key).
+ */
+export async function listen(options: ListenOptions, signal: AbortSignal, out: ListenOutput): Promise<void> {
   // The body is the envelope exactly as the stream gave it; serialised again, it is byte for byte the same JSON.
   const key = importSigningKey(options.secret);
   const client = createClient({ baseUrl: options.baseUrl, apiKey: options.apiKey });
-  print(`Ready. Forwarding events to ${options.forwardTo}`);
-  print(`Your webhook signing secret is ${options.secret}`);
-  for await (const event of client.events.stream({ ...(options.events ? { types: options.events } : {}), signal })) {
+  out.print(`Your webhook signing secret is ${options.secret}`);
+  let ready = false;
+  const onOpen = (open: StreamOpen) => {
+    if (!ready) out.print(`Ready. Forwarding events from ${options.baseUrl} to ${options.forwardTo}`);
+    else out.warn(`Connected to ${open.url} again; forwarding resumes`);
+    ready = true;
+  };
+  const onRetry = (retry: StreamRetry) => out.warn(retryLine(retry));
+  const stream = client.events.stream({
+    ...(options.events ? { types: options.events } : {}),
+    signal,
+    onOpen,
+    onRetry,
+  });
+  for await (const event of stream) {
     const result = await forward(event, options.forwardTo, key);
     const outcome = result.status === 0 ? `failed: ${result.error}` : String(result.status);
-    print(`${new Date().toISOString()} ${event.type} ${event.id} -> ${outcome} ${result.ms}ms`);
+    out.print(`${new Date().toISOString()} ${event.type} ${event.id} -> ${outcome} ${result.ms}ms`);
   }
 }
 
@@ -133,10 +206,10 @@ if (import.meta.main) {
   Deno.addSignalListener("SIGINT", quit);
   Deno.addSignalListener("SIGTERM", quit);
   try {
-    await listen(options, stop.signal, (line) => console.log(line));
+    await listen(options, stop.signal, { print: (line) => console.log(line), warn: (line) => console.error(line) });
   } catch (err) {
     if (!stop.signal.aborted) {
-      console.error(`listen stopped: ${err instanceof Error ? err.message : String(err)}`);
+      console.error(stoppedLine(err));
       Deno.exit(1);
     }
   }

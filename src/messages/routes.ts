@@ -4,6 +4,7 @@ import { securityOf } from "../auth/scopes.ts";
 import type { AppEnv } from "../http/env.ts";
 import type { Config } from "../config.ts";
 import { unauthorized } from "../errors.ts";
+import { UNAUTHORIZED_HINTS } from "../auth/hints.ts";
 import type { Revocations } from "../auth/revocations.ts";
 import { MESSAGE_WAITS, type OpenRequests } from "../rate_limit/open_requests.ts";
 import { createRouter } from "../http/router.ts";
@@ -148,7 +149,7 @@ export function messageRoutes(
         AbortSignal.any([c.req.raw.signal, credentialHold.signal]),
         () => deps.openRequests.open(accountId, MESSAGE_WAITS, deps.config.messageWaitsPerAccount),
       );
-      if (credentialHold.signal.aborted) throw unauthorized();
+      if (credentialHold.signal.aborted) throw unauthorized(UNAUTHORIZED_HINTS.credentialEnded);
     } finally {
       credentialHold.release();
     }

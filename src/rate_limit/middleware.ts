@@ -10,6 +10,7 @@ import type { Clock } from "../shared/clock.ts";
 import type { AppEnv } from "../http/env.ts";
 import type { Plan } from "../accounts/schemas.ts";
 import { checkAndRecord, rateLimitHeaders } from "./limiter.ts";
+import { planRequired } from "../http/require_plan.ts";
 
 /** Requests per minute by plan; a plan without an entry has no allowance. */
 export type PlanLimits = Partial<Record<Plan, number>>;
@@ -19,7 +20,15 @@ export function rateLimit(deps: { sql: Sql; clock: Clock }, operation: string, l
   return createMiddleware<AppEnv>(async (c, next) => {
     const { accountId, plan } = c.get("principal");
     const limit = limits[plan];
-    if (limit === undefined) throw new ApiError(403, "PLAN_REQUIRED", "Your plan has no allowance for this operation");
+    if (limit === undefined) {
+      const plans = (Object.keys(limits) as Plan[]).filter((p) => limits[p] !== undefined);
+      throw planRequired(
+        c.get("principal"),
+        plans,
+        "Your plan has no allowance for this operation",
+        "Calls of this operation",
+      );
+    }
     const policy = { name: operation, limit, windowSeconds: 60 };
     const decision = await deps.sql.begin((tx) =>
       checkAndRecord(tx, `req:${operation}:${accountId}`, policy, deps.clock.now())

@@ -1,4 +1,4 @@
-/** Service endpoints: health, readiness, the OpenAPI document, the reference page, metrics. */
+/** Service endpoints: `/` (a redirect), health, readiness, the OpenAPI document, the reference page, metrics. */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { Sql } from "../db/client.ts";
@@ -53,11 +53,19 @@ async function readScalarBundle(): Promise<Uint8Array> {
   return out;
 }
 
+/**
+ * Where `GET /` sends a visitor: the reference page, until a web UI takes
+ * its place (then `/ui`).
+ */
+export const HOME_PATH = "/docs";
+
 /** The service routes. */
 export function serviceRoutes(
   deps: { sql: Sql; metrics: Metrics; config: Pick<Config, "metricsToken"> },
 ): OpenAPIHono<AppEnv> {
   const app = createRouter();
+  // 302: a visitor (or a bookmark) is sent on each time, since the target will change.
+  app.get("/", (c) => c.redirect(HOME_PATH, 302));
   app.get("/openapi.yaml", (c) => c.body(openApiYaml, 200, { "Content-Type": "application/yaml; charset=utf-8" }));
   app.get("/openapi.json", (c) => c.json(openApiDocument));
   app.get("/docs/scalar.js", async (c) => {
@@ -81,7 +89,7 @@ export function serviceRoutes(
     })),
   );
   // With METRICS_TOKEN only the scraper reads them (Prometheus `authorization: { credentials: ... }`).
-  app.get("/metrics", requireBearer(deps.config.metricsToken, "metrics"), async (c) => {
+  app.get("/metrics", requireBearer(deps.config.metricsToken, "metrics", "METRICS_TOKEN"), async (c) => {
     return c.body(await deps.metrics.registry.metrics(), 200, { "Content-Type": deps.metrics.registry.contentType });
   });
   return app.openapi(health, (c) => c.json({ status: "ok" }, 200))

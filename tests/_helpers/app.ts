@@ -35,7 +35,7 @@ export interface Api {
 
 /** A running app and a small HTTP client for it. */
 export interface TestApp extends Api {
-  /** The instance's services, composed as main.ts composes them. */
+  /** The instance's services, composed as start.ts composes them. */
   deps: Instance;
   close(): Promise<void>;
 }
@@ -143,11 +143,14 @@ export async function newUser(app: Api, plan: Plan = "pro"): Promise<User> {
   const res = await app.request("/api/auth/register", { method: "POST", json: { email, password: "correct horse" } });
   const { id } = await expectStatus<{ id: string }>(res, 201, "register");
   const cookie = sessionCookieOf(res);
-  if (plan !== "free") {
-    const up = await app.request(`/admin/accounts/${id}`, { method: "PATCH", json: { plan }, auth: ADMIN_TOKEN });
-    await expectStatus(up, 200, "plan change");
-  }
+  if (plan !== "free") await setPlan(app, id, plan);
   return { id, email, cookie };
+}
+
+/** Sets an account's plan through the operator API (`PATCH /admin/accounts/{id}`). */
+export async function setPlan(app: Api, accountId: string, plan: Plan): Promise<void> {
+  const up = await app.request(`/admin/accounts/${accountId}`, { method: "PATCH", json: { plan }, auth: ADMIN_TOKEN });
+  await expectStatus(up, 200, "plan change");
 }
 
 /**

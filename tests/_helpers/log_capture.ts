@@ -11,8 +11,10 @@ let started = false;
 export async function captureLogs(): Promise<void> {
   if (started) return;
   started = true;
-  await setupLogging("debug", (record) => {
-    capturedLogs.push(record);
+  await setupLogging("debug", {
+    sink: (record) => {
+      capturedLogs.push(record);
+    },
   });
 }
 

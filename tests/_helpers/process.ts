@@ -39,6 +39,8 @@ export interface ServiceProcess {
   kill(): Promise<void>;
   /** What the process wrote to stderr so far (only after it exited). */
   stderr(): Promise<string>;
+  /** What the process wrote to stdout (only after it exited; empty unless started with `stdout: true`). */
+  stdout(): Promise<string>;
 }
 
 /** The `start` task's command line, so the direct form cannot drift from it. */
@@ -54,11 +56,11 @@ const START_ARGS: string[] = (() => {
  * it runs the start task's command itself, so `kill()` hits the service (a
  * SIGKILL to `deno task` would leave its child running); `viaTask` runs
  * `deno task start` exactly as a user types it; `cwd` runs it in another copy
- * of the project.
+ * of the project; `stdout` keeps what it writes there (log lines up to info).
  */
 export async function startService(
   env: Record<string, string>,
-  opts: { viaTask?: boolean; timeoutMs?: number; cwd?: string | URL } = {},
+  opts: { viaTask?: boolean; timeoutMs?: number; cwd?: string | URL; stdout?: boolean } = {},
 ): Promise<ServiceProcess> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const port = freePort();
@@ -73,17 +75,22 @@ export async function startService(
       LOG_LEVEL: "warning",
       ...env,
     },
-    stdout: "null",
+    stdout: opts.stdout ? "piped" : "null",
     stderr: "piped",
   }).spawn();
-  const chunks: Uint8Array[] = [];
-  const drained = (async () => {
-    for await (const chunk of child.stderr) chunks.push(chunk);
-  })();
-  const stderr = async () => {
-    await drained;
-    return new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+  const drain = (stream: ReadableStream<Uint8Array> | null) => {
+    const chunks: Uint8Array[] = [];
+    const done = (async () => {
+      if (stream) { for await (const chunk of stream) chunks.push(chunk); }
+    })();
+    return async () => {
+      await done;
+      return new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+    };
   };
+  const stderr = drain(child.stderr);
+  const stdout = drain(opts.stdout ? child.stdout : null);
+  const drained = Promise.all([stderr(), stdout()]);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   let exited: Deno.CommandStatus | undefined;
@@ -120,6 +127,7 @@ export async function startService(
       await drained;
     },
     stderr,
+    stdout,
   };
 }
 
@@ -133,14 +141,18 @@ export interface ExitedService {
 /**
  * Runs the start task's command with `env` until the process exits by itself
  * (a refused start); kills it and throws if it is still running after
- * `timeoutMs`.
+ * `timeoutMs`. `sharedNodeModules` runs it on the node_modules that
+ * `deno install` made without taking its lock, for processes started
+ * together: Deno would otherwise make them queue on the lock and say so on
+ * stderr ("Blocking waiting for file lock on node_modules directory").
  */
 export async function runServiceToExit(
   env: Record<string, string>,
-  opts: { timeoutMs?: number } = {},
+  opts: { timeoutMs?: number; sharedNodeModules?: boolean } = {},
 ): Promise<ExitedService> {
+  const [run, ...flags] = START_ARGS;
   const child = new Deno.Command("deno", {
-    args: START_ARGS,
+    args: opts.sharedNodeModules ? [run!, "--node-modules-dir=manual", ...flags] : START_ARGS,
     cwd: ROOT,
     env: { PORT: String(freePort()), HOST: "127.0.0.1", SMTP_PORT: String(freePort()), LOG_LEVEL: "info", ...env },
     stdout: "piped",

@@ -8,13 +8,19 @@ import { newApiKey, newUser } from "../_helpers/app.ts";
 import { withService } from "../_helpers/harness.ts";
 import { capturedLogText } from "../_helpers/log_capture.ts";
 import { isWellFormedApiKey } from "../../src/api_keys/key_format.ts";
+import { planRequiredHint, UNAUTHORIZED_HINTS } from "../../src/auth/hints.ts";
 
 Deno.test("requests without a credential are 401 on every API-key endpoint", async () => {
   await withService({}, async ({ app }) => {
     for (const [method, path] of [["POST", "/api/api-keys"], ["GET", "/api/api-keys"], ["DELETE", "/api/api-keys/x"]]) {
       const res = await app.request(path!, { method, json: method === "POST" ? { name: "x" } : undefined });
       assert.equal(res.status, 401, `${method} ${path}`);
-      assert.deepEqual(await body(res), { success: false, error: "Unauthorized", code: "UNAUTHORIZED" });
+      assert.deepEqual(await body(res), {
+        success: false,
+        error: "Unauthorized",
+        code: "UNAUTHORIZED",
+        hint: UNAUTHORIZED_HINTS.noCredential,
+      });
     }
     const wrong = await app.request("/api/api-keys", { auth: "isk_notarealkey" });
     assert.equal(wrong.status, 401);
@@ -31,6 +37,7 @@ Deno.test("a free account (cookie-authenticated) gets 403 on create, list and de
       success: false,
       error: "API keys not available on your plan",
       code: "PLAN_REQUIRED",
+      hint: planRequiredHint("API keys", ["pro", "business"], { accountId: user.id, plan: "free" }),
     });
     for (const [method, path] of [["GET", "/api/api-keys"], ["DELETE", "/api/api-keys/key_x"]]) {
       const res = await app.request(path!, { method, cookie: user.cookie });

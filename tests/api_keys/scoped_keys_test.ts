@@ -238,7 +238,9 @@ Deno.test("an expired key is 401 on every instance's next request, and its open 
     for (const instance of [app, second]) {
       const res = await instance.request("/api/inboxes", { headers: auth });
       assert.equal(res.status, 401);
-      await res.body?.cancel();
+      const json = await body(res);
+      assert.equal(json.code, "UNAUTHORIZED");
+      assert.equal(json.hint, `This API key expired at ${expiresAt}: create a new one (POST /api/api-keys)`);
     }
     // Still listed, with its expiry, and not counted towards the limit of 10.
     const listed = (await body(await app.request("/api/api-keys", { cookie: user.cookie })) as unknown) as Json[];

@@ -5,6 +5,7 @@ import { loadConfig } from "../../src/config.ts";
 import { sha256Hex } from "../../src/shared/crypto.ts";
 import { ADMIN_TOKEN, type Api, sessionCookieOf, sessionSetCookieOf, type User } from "../_helpers/app.ts";
 import { withService } from "../_helpers/harness.ts";
+import { UNAUTHORIZED_HINTS } from "../../src/auth/hints.ts";
 
 const PASSWORD = "correct horse battery";
 const DAY_MS = 86_400_000;
@@ -123,7 +124,12 @@ Deno.test("GET /api/me answers the cookie's account, and 401 without a valid cre
 
     const none = await me(app);
     assert.equal(none.status, 401);
-    assert.deepEqual(await none.json(), { success: false, error: "Unauthorized", code: "UNAUTHORIZED" });
+    assert.deepEqual(await none.json(), {
+      success: false,
+      error: "Unauthorized",
+      code: "UNAUTHORIZED",
+      hint: UNAUTHORIZED_HINTS.noCredential,
+    });
 
     await expectError(await me(app, { cookie: "session=garbage" }), 401, "UNAUTHORIZED");
     await expectError(await me(app, { cookie: `session=${"x".repeat(500)}` }), 401, "UNAUTHORIZED");

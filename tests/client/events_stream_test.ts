@@ -2,10 +2,15 @@
  * `events.stream()` of the typed client against the real service: when the
  * connection drops mid-burst (a fetch whose body breaks after a few events),
  * the iterator reconnects with Last-Event-ID and yields every event exactly
- * once, in the log's order.
+ * once, in the log's order; while the service cannot be reached, or answers
+ * 5xx, it tries again after a pause that doubles up to a cap, reporting each
+ * try; a 4xx (a refused key) ends it.
  */
 import assert from "node:assert/strict";
-import { createClient } from "../../src/client/mod.ts";
+import { createClient, InboxServiceError, type StreamOpen, type StreamRetry } from "../../src/client/mod.ts";
+import { generateApiKey } from "../../src/api_keys/key_format.ts";
+import { freePort } from "../_helpers/ports.ts";
+import { waitUntil } from "../_helpers/wait.ts";
 import { newApiKey, newUser } from "../_helpers/app.ts";
 import { withService } from "../_helpers/harness.ts";
 
@@ -65,5 +70,74 @@ Deno.test("events.stream() resumes after a dropped connection with Last-Event-ID
     assert.equal(resumedWith[0], start.id);
     assert.ok(resumedWith[1] && log.includes(resumedWith[1]), "resumed after the last event it had yielded");
     stop.abort();
+  });
+});
+
+Deno.test("events.stream() tries again while the service cannot be reached or answers 5xx, with a growing capped pause; a 401 ends it", async () => {
+  await withService({ systemClock: true }, async ({ app }) => {
+    const user = await newUser(app, "pro");
+    const { key } = await newApiKey(app, user);
+
+    // Nothing listens: every try fails, the pauses double up to the cap; the caller's signal ends it.
+    const closed = `http://127.0.0.1:${freePort()}`;
+    const retries: StreamRetry[] = [];
+    const stop = new AbortController();
+    const nowhere = createClient({ baseUrl: closed, apiKey: key }).events.stream({
+      signal: stop.signal,
+      retryMs: 10,
+      maxRetryMs: 40,
+      onRetry: (r) => {
+        retries.push(r);
+        if (retries.length === 5) stop.abort();
+      },
+    });
+    for await (const _ of nowhere) assert.fail("no event from nowhere");
+    assert.deepEqual(retries.map((r) => r.delayMs), [10, 20, 40, 40, 40]);
+    assert.deepEqual(retries.map((r) => r.failures), [1, 2, 3, 4, 5]);
+    for (const r of retries) {
+      assert.equal(r.url, `${closed}/api/events/stream`);
+      assert.equal(r.dropped, false);
+      assert.match(String((r.error as Error).cause), /Connection refused/i);
+    }
+
+    // Two 503s (a restart behind a proxy), then the stream opens and an event comes.
+    let unavailable = 2;
+    const flaky = async (request: Request): Promise<Response> => {
+      if (unavailable-- > 0) {
+        return Response.json(
+          { success: false, error: "Service temporarily unavailable", code: "SERVICE_UNAVAILABLE" },
+          {
+            status: 503,
+          },
+        );
+      }
+      return await fetch(request);
+    };
+    const opens: StreamOpen[] = [];
+    const seen: StreamRetry[] = [];
+    const client = createClient({ baseUrl: app.baseUrl, apiKey: key, fetch: flaky });
+    const following = (async () => {
+      for await (
+        const event of client.events.stream({
+          retryMs: 10,
+          onOpen: (o) => opens.push(o),
+          onRetry: (r) => seen.push(r),
+        })
+      ) {
+        return event;
+      }
+      return undefined;
+    })();
+    await waitUntil(() => opens.length === 1, 10_000, () => JSON.stringify(seen));
+    const created = await createClient({ baseUrl: app.baseUrl, apiKey: key }).inboxes.create({});
+    assert.equal((await following)?.data.inboxId, created.data!.id);
+    assert.deepEqual(seen.map((r) => [(r.error as InboxServiceError).status, r.delayMs]), [[503, 10], [503, 20]]);
+    assert.equal(opens[0]!.failures, 2);
+
+    // A refused key is not worth another try.
+    const refused = createClient({ baseUrl: app.baseUrl, apiKey: generateApiKey().key }).events.stream({ retryMs: 10 });
+    await assert.rejects(async () => {
+      for await (const _ of refused) assert.fail("no event with a refused key");
+    }, (err: unknown) => err instanceof InboxServiceError && err.status === 401 && err.body?.hint !== undefined);
   });
 });

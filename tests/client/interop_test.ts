@@ -175,9 +175,10 @@ Deno.test("every sender, every form of secret: signatures verify with @octokit/w
         const options = readOptions(args, (name) => name === "INBOX_API_KEY" ? apiKey : undefined);
         const printed: string[] = [];
         listening.push(
-          listen(options, stop.signal, (line) => printed.push(line)).catch((err) => {
-            if (!stop.signal.aborted) throw err;
-          }),
+          listen(options, stop.signal, { print: (line) => printed.push(line), warn: (line) => printed.push(line) })
+            .catch((err) => {
+              if (!stop.signal.aborted) throw err;
+            }),
         );
         await waitUntil(() => printed.some((l) => l.includes("signing secret is")), 5_000, () => printed.join("\n"));
         const secret = /signing secret is (\S+)$/.exec(printed.find((l) => l.includes("signing secret is"))!)![1]!;

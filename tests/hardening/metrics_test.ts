@@ -11,6 +11,7 @@ import { expectError } from "../_helpers/expect.ts";
 import { loadConfig } from "../../src/config.ts";
 import { ConfigError } from "../../src/shared/config_error.ts";
 import { rawBurst, rawRequest } from "./raw_http.ts";
+import { staticTokenHints } from "../../src/auth/hints.ts";
 
 const METRICS_TOKEN = "metrics-token-0123456789abcdef";
 
@@ -112,7 +113,12 @@ Deno.test("METRICS_TOKEN: /metrics needs the bearer token; without the variable 
     assert.equal(missing.headers.get("www-authenticate"), 'Bearer realm="metrics"');
     assert.deepEqual(
       await (await expectError(missing, 401, "UNAUTHORIZED", "Unauthorized")),
-      { success: false, error: "Unauthorized", code: "UNAUTHORIZED" },
+      {
+        success: false,
+        error: "Unauthorized",
+        code: "UNAUTHORIZED",
+        hint: staticTokenHints("METRICS_TOKEN").missing,
+      },
     );
     for (
       const authorization of [

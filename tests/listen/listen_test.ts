@@ -18,8 +18,11 @@ import { withService } from "../_helpers/harness.ts";
 import { waitUntil } from "../_helpers/wait.ts";
 import { collectLines } from "../_helpers/process.ts";
 import { freePort } from "../_helpers/ports.ts";
-import { forward, newSecret, readOptions } from "../../src/listen/mod.ts";
+import { startTcpProxy } from "../_helpers/tcp_proxy.ts";
+import { connectionCause, forward, newSecret, readOptions } from "../../src/listen/mod.ts";
 import { importSigningKey } from "../../src/deliveries/signer.ts";
+import { generateApiKey } from "../../src/api_keys/key_format.ts";
+import { UNAUTHORIZED_HINTS } from "../../src/auth/hints.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
@@ -63,6 +66,54 @@ function cuttableProxy(port: number) {
   };
 }
 
+/** `deno task listen` as a child process, its stdout and stderr collected line by line. */
+function spawnListen(args: string[], env: Record<string, string>) {
+  const child = new Deno.Command("deno", {
+    args: ["task", "--quiet", "listen", ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const out = collectLines(child.stdout);
+  const err = collectLines(child.stderr);
+  return {
+    child,
+    stdout: out.lines,
+    stderr: err.lines,
+    /** Both streams, for failure messages. */
+    text: () => `stdout:\n${out.lines.join("\n")}\nstderr:\n${err.lines.join("\n")}`,
+    /**
+     * Ends it: SIGINT first, which `deno task` passes on (a SIGKILL would leave
+     * listen running with its pipes open, and this would hang instead of
+     * reporting a failed assertion), SIGKILL after 10 s.
+     */
+    async stop(): Promise<Deno.CommandStatus> {
+      const kill = (signal: Deno.Signal) => {
+        try {
+          child.kill(signal);
+        } catch { /* exited */ }
+      };
+      kill("SIGINT");
+      const last = setTimeout(() => kill("SIGKILL"), 10_000);
+      const status = await child.status;
+      clearTimeout(last);
+      await Promise.all([out.done, err.done]).catch(() => {});
+      return status;
+    },
+  };
+}
+
+/** `listen` from the service at `servicePort` (a proxy's) to `/hooks` of the receiver at `receiverPort`. */
+function listenThrough(servicePort: number, receiverPort: number, key: string) {
+  return spawnListen([
+    "--forward-to",
+    `http://127.0.0.1:${receiverPort}/hooks`,
+    "--base-url",
+    `http://127.0.0.1:${servicePort}`,
+  ], { INBOX_API_KEY: key });
+}
+
 Deno.test("listen forwards every event signed with the secret it printed, loses nothing when the stream is cut, exits 0 on Ctrl-C", async () => {
   await withService({ systemClock: true }, async ({ app }) => {
     const user = await newUser(app, "pro"); // API keys need Pro
@@ -73,29 +124,21 @@ Deno.test("listen forwards every event signed with the secret it printed, loses 
       return new Response("ok");
     });
     const proxy = cuttableProxy(Number(new URL(app.baseUrl).port));
-    const child = new Deno.Command("deno", {
-      args: [
-        "task",
-        "--quiet",
-        "listen",
-        "--forward-to",
-        `http://127.0.0.1:${receiver.addr.port}/hooks`,
-        "--base-url",
-        `http://127.0.0.1:${proxy.port}`,
-      ],
-      cwd: ROOT,
-      env: { INBOX_API_KEY: key, NO_COLOR: "1" },
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const { lines, done: reading } = collectLines(child.stdout);
+    const listen = listenThrough(proxy.port, receiver.addr.port, key);
+    const lines = listen.stdout;
     try {
-      await waitUntil(() => lines.some((l) => l.includes("signing secret is whsec_")), 30_000, () => lines.join("\n"));
-      const secret = /(whsec_\S+)/.exec(lines.find((l) => l.includes("signing secret"))!)![1]!;
+      await waitUntil(() => lines.some((l) => l.startsWith("Ready. ")), 30_000, listen.text);
+      assert.equal(lines[0]!.startsWith("Your webhook signing secret is whsec_"), true, listen.text());
+      assert.equal(
+        lines[1],
+        `Ready. Forwarding events from http://127.0.0.1:${proxy.port} to http://127.0.0.1:${receiver.addr.port}/hooks`,
+      );
+      const secret = /(whsec_\S+)/.exec(lines[0]!)![1]!;
+      // Ready once the stream is open: the service counts it.
       await waitUntil(
         async () => await metricValue(app.baseUrl, "event_streams") === 1,
-        10_000,
-        () => "listen is not streaming",
+        2_000,
+        () => "listen said it was ready, but no stream is open",
       );
 
       const create = async (n: number) => {
@@ -142,27 +185,120 @@ Deno.test("listen forwards every event signed with the secret it printed, loses 
         () => lines.join("\n"),
       );
 
-      child.kill("SIGINT");
-      const status = await child.status;
-      assert.equal(status.code, 0, "Ctrl-C exits 0");
+      assert.equal((await listen.stop()).code, 0, "Ctrl-C exits 0");
     } finally {
-      // SIGINT first, which `deno task` passes on: a SIGKILL would leave listen running with stdout open, and a
-      // failed assertion above would then hang here instead of being reported.
-      const kill = (signal: Deno.Signal) => {
-        try {
-          child.kill(signal);
-        } catch { /* exited */ }
-      };
-      kill("SIGINT");
-      const last = setTimeout(() => kill("SIGKILL"), 10_000);
-      await child.status;
-      clearTimeout(last);
-      await reading.catch(() => {});
-      await child.stderr.cancel().catch(() => {});
+      await listen.stop();
       proxy.close();
       await receiver.shutdown();
     }
   });
+});
+
+Deno.test("listen with the service unreachable: no ready line, one line per try with the URL and the cause, 1 s then longer; ready once the stream opens; a cut stream resumes", async () => {
+  await withService({ systemClock: true }, async ({ app }) => {
+    const user = await newUser(app, "pro");
+    const { key } = await newApiKey(app, user);
+    const received: string[] = [];
+    const receiver = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+      received.push(JSON.parse(await req.text()).id);
+      return new Response("ok");
+    });
+    // The service behind a proxy that is down: connections to its port are refused.
+    const proxy = startTcpProxy({ hostname: "127.0.0.1", port: Number(new URL(app.baseUrl).port) });
+    proxy.cut();
+    const url = `http://127.0.0.1:${proxy.port}/api/events/stream`;
+    const listen = listenThrough(proxy.port, receiver.addr.port, key);
+    const refused = () => listen.stderr.filter((l) => l.startsWith(`Cannot reach ${url} (connection refused); `));
+    try {
+      await waitUntil(() => refused().length >= 3, 30_000, listen.text);
+      assert.deepEqual(
+        refused().slice(0, 3),
+        [1, 2, 4].map((s) => `Cannot reach ${url} (connection refused); trying again in ${s} s (Ctrl-C to stop)`),
+      );
+      assert.ok(!listen.stdout.some((l) => l.startsWith("Ready.")), "no ready line while nothing is open");
+      assert.ok(listen.stdout.some((l) => l.startsWith("Your webhook signing secret is whsec_")));
+
+      proxy.restore();
+      await waitUntil(() => listen.stdout.some((l) => l.startsWith("Ready.")), 15_000, listen.text);
+      assert.ok(refused().length <= 4, "no try after the stream opened");
+      const create = async () => {
+        const res = await app.request("/api/inboxes", { method: "POST", json: {}, cookie: user.cookie });
+        assert.equal(res.status, 201);
+        await res.body?.cancel();
+      };
+      await create();
+      await waitUntil(() => received.length === 1, 10_000, listen.text);
+
+      // The service goes away while streaming, events happen meanwhile, then it is back.
+      const before = refused().length;
+      proxy.cut();
+      await waitUntil(
+        () => listen.stderr.some((l) => l.startsWith(`The event stream ${url} was cut (`)),
+        10_000,
+        listen.text,
+      );
+      await create();
+      await create();
+      await waitUntil(() => refused().length > before, 10_000, listen.text);
+      proxy.restore();
+      await waitUntil(() => received.length === 3, 20_000, listen.text);
+      assert.ok(listen.stderr.includes(`Connected to ${url} again; forwarding resumes`), listen.text());
+      const log = ((await (await app.request("/api/events?limit=100", { cookie: user.cookie })).json()).data as {
+        id: string;
+      }[]).map((e) => e.id);
+      assert.deepEqual(received, log, "every event once, in order, across the outage (Last-Event-ID)");
+      assert.equal(listen.stdout.filter((l) => l.startsWith("Ready.")).length, 1, "one ready line");
+      assert.ok(!listen.text().includes(key), "the key is never printed");
+      assert.equal((await listen.stop()).code, 0, "Ctrl-C exits 0, also while retrying");
+    } finally {
+      await listen.stop();
+      proxy.close();
+      await receiver.shutdown();
+    }
+  });
+});
+
+Deno.test("listen with a refused API key exits 1 with one line naming --api-key and INBOX_API_KEY, never the key", async () => {
+  await withService({ systemClock: true }, async ({ app }) => {
+    const unknown = generateApiKey().key;
+    const typo = unknown.slice(0, -1) + (unknown.endsWith("A") ? "B" : "A");
+    for (const [key, hint] of [[unknown, UNAUTHORIZED_HINTS.unknownKey], [typo, UNAUTHORIZED_HINTS.malformedKey]]) {
+      const listen = spawnListen(
+        ["--forward-to", "http://127.0.0.1:3000/hooks", "--base-url", app.baseUrl, "--api-key", key!],
+        {},
+      );
+      const status = await Promise.race([
+        listen.child.status,
+        new Promise<undefined>((r) => setTimeout(() => r(undefined), 20_000)),
+      ]);
+      const result = await listen.stop();
+      assert.ok(status, `listen did not stop by itself: ${listen.text()}`);
+      assert.equal(result.code, 1, listen.text());
+      assert.deepEqual(listen.stderr, [
+        `The service refused the API key: ${hint}. Pass a valid key with --api-key isk_... or INBOX_API_KEY`,
+      ]);
+      assert.ok(!listen.stdout.some((l) => l.startsWith("Ready.")), listen.text());
+      assert.ok(!listen.text().includes(key!), "the key is never printed");
+    }
+  });
+});
+
+Deno.test("connection causes read as a person would say them", () => {
+  const fetchError = (cause: string) => new TypeError("fetch failed", { cause: new Error(cause) });
+  assert.equal(
+    connectionCause(fetchError(
+      "error sending request for url (http://127.0.0.1:1/): client error (Connect): tcp connect error: Connection refused (os error 111)",
+    )),
+    "connection refused",
+  );
+  assert.equal(
+    connectionCause(fetchError(
+      "error sending request for url (http://x.invalid/): client error (Connect): dns error: failed to lookup address information: Name or service not known",
+    )),
+    "host not found",
+  );
+  assert.equal(connectionCause(new TypeError("error reading a body from connection")), "connection lost");
+  assert.equal(connectionCause(new Error("no answer within 10000 ms")), "timed out (no answer within 10000 ms)");
 });
 
 Deno.test("a forward that cannot connect says why (the cause of fetch's error), not only 'fetch failed'", async () => {

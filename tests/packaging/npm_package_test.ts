@@ -3,7 +3,8 @@
  * project outside the repository installs (`npm install` of the packed
  * tarball, as from a registry), imports as ES modules, type-checks against
  * its .d.ts files, and uses: real calls against the running service, and the
- * signature checks on a real signed delivery.
+ * signature checks on a real signed delivery. Building and packing inside
+ * the checkout leaves nothing for git to see.
  */
 import assert from "node:assert/strict";
 import { newApiKey } from "../_helpers/app.ts";
@@ -134,5 +135,27 @@ Deno.test("deno task build:npm: a Node project installs the package, type-checks
     });
   } finally {
     await Deno.remove(work, { recursive: true });
+  }
+});
+
+Deno.test("deno task build:npm --pack, and npm pack of dist/npm in the checkout, leave git status as it was", async () => {
+  const status = () => run("git", ["status", "--porcelain", "--untracked-files=all"], ROOT);
+  const version = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT))).version;
+  // Where a bare `npm pack ./dist/npm` run at the root writes its tarball.
+  const stray = new URL(`inbox-service-client-${version}.tgz`, ROOT);
+  const strayExisted = await Deno.stat(stray).then(() => true, () => false);
+  const before = await status();
+  try {
+    const built = await run("deno", ["task", "--quiet", "build:npm", "--pack"], ROOT);
+    const tarball = /^Packed into (.+\.tgz)$/m.exec(built)?.[1];
+    assert.ok(tarball, built);
+    assert.equal(tarball, new URL(`dist/inbox-service-client-${version}.tgz`, ROOT).pathname);
+    assert.ok((await Deno.stat(tarball)).isFile);
+    assert.ok((await Deno.stat(new URL("dist/npm/package.json", ROOT))).isFile);
+    await run("npm", ["pack", "./dist/npm"], ROOT);
+    assert.ok((await Deno.stat(stray)).isFile);
+    assert.equal(await status(), before, "nothing new for git: dist/ and *.tgz are ignored");
+  } finally {
+    if (!strayExisted) await Deno.remove(stray).catch(() => {});
   }
 });

@@ -1,10 +1,11 @@
-/** Service endpoints: health, readiness, the document, the reference page, metrics, 404s. */
+/** Service endpoints: the home redirect, health, readiness, the document, the reference page, metrics, 404s. */
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { parse } from "yaml";
 import { createTestDb } from "../_helpers/db.ts";
 import { startApp } from "../_helpers/app.ts";
 import type { Sql } from "../../src/db/client.ts";
+import { HOME_PATH } from "../../src/service/routes.ts";
 
 Deno.test("service endpoints", async (t) => {
   const db = await createTestDb();
@@ -25,6 +26,23 @@ Deno.test("service endpoints", async (t) => {
       assert.deepEqual(json, parse(yamlText));
       assert.match(json.openapi, /^3\.1\./);
     });
+
+    await t.step(
+      "GET / redirects to HOME_PATH, the reference page (one constant, /ui once there is a web UI)",
+      async () => {
+        assert.equal(HOME_PATH, "/docs");
+        for (const method of ["GET", "HEAD"]) {
+          const res = await app.request("/", { method, redirect: "manual" });
+          await res.body?.cancel();
+          assert.equal(res.status, 302, method);
+          assert.equal(res.headers.get("location"), HOME_PATH);
+        }
+        const followed = await app.request("/");
+        assert.equal(followed.status, 200);
+        assert.equal(new URL(followed.url).pathname, "/docs");
+        assert.match(await followed.text(), /<html/i);
+      },
+    );
 
     await t.step("/docs loads the reference bundle from the service itself, not a CDN", async () => {
       const html = await (await app.request("/docs")).text();

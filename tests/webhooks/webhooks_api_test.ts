@@ -4,8 +4,9 @@
  */
 import assert from "node:assert/strict";
 import type { ErrorBody } from "../../src/errors.ts";
-import { ADMIN_TOKEN, newApiKey, newUser } from "../_helpers/app.ts";
+import { newApiKey, newUser, setPlan } from "../_helpers/app.ts";
 import { withService } from "../_helpers/harness.ts";
+import { planRequiredHint, UNAUTHORIZED_HINTS } from "../../src/auth/hints.ts";
 import {
   body,
   countWebhooks,
@@ -121,7 +122,12 @@ Deno.test("401 Unauthorized on every verb without a credential, or with a bad on
       for (const auth of [undefined, "isk_not_a_real_key"]) {
         const res = await app.request(path, { method, json, auth });
         assert.equal(res.status, 401, `${method} ${path} auth=${auth}`);
-        assert.deepEqual(await body(res), { success: false, error: "Unauthorized", code: "UNAUTHORIZED" });
+        assert.deepEqual(await body(res), {
+          success: false,
+          error: "Unauthorized",
+          code: "UNAUTHORIZED",
+          hint: auth === undefined ? UNAUTHORIZED_HINTS.noCredential : UNAUTHORIZED_HINTS.malformedKey,
+        });
       }
     }
     const badCookie = await app.request("/api/user-webhooks", { cookie: "session=forged" });
@@ -133,22 +139,21 @@ Deno.test("401 Unauthorized on every verb without a credential, or with a bad on
 Deno.test("403 Webhooks require Pro or Business plan for a free account on every verb", async () => {
   await withService({}, async ({ app }) => {
     const free = await newUser(app, "free");
-    const body403 = { success: false, error: "Webhooks require Pro or Business plan", code: "PLAN_REQUIRED" };
+    const body403 = (who: { id: string }) => ({
+      success: false,
+      error: "Webhooks require Pro or Business plan",
+      code: "PLAN_REQUIRED",
+      hint: planRequiredHint("Webhooks", ["pro", "business"], { accountId: who.id, plan: "free" }),
+    });
     const create = await createRaw(app, free, { url: "https://example.com/free", events: ["inbox.created"] });
     assert.equal(create.status, 403);
-    assert.deepEqual(await body(create), body403);
+    assert.deepEqual(await body(create), body403(free));
     assert.equal(await countWebhooks(app.deps.sql), 0);
 
     // A Pro account with a webhook that is downgraded keeps the row but loses access to it.
     const user = await newUser(app, "pro");
     const hook = await createOk(app, user, "https://example.com/downgraded");
-    const down = await app.request(`/admin/accounts/${user.id}`, {
-      method: "PATCH",
-      json: { plan: "free" },
-      auth: ADMIN_TOKEN,
-    });
-    assert.equal(down.status, 200);
-    await down.body?.cancel();
+    await setPlan(app, user.id, "free");
     const before = await snapshot(app.deps.sql);
     for (const who of [free, user]) {
       const calls: Array<[string, string, unknown]> = [
@@ -161,7 +166,7 @@ Deno.test("403 Webhooks require Pro or Business plan for a free account on every
       for (const [method, path, json] of calls) {
         const res = await app.request(path, { method, json, cookie: who.cookie });
         assert.equal(res.status, 403, `${method} ${path}`);
-        assert.deepEqual(await body(res), body403);
+        assert.deepEqual(await body(res), body403(who));
       }
     }
     assert.equal(await snapshot(app.deps.sql), before, "refused requests change nothing");
