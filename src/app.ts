@@ -23,6 +23,7 @@ import { messageRoutes } from "./messages/routes.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { inboxRoutes } from "./inboxes/routes.ts";
 import { serviceRoutes } from "./service/routes.ts";
+import { mcpRoutes } from "./mcp/http.ts";
 
 /** Paths under /api that do not need a credential. */
 const PUBLIC_API = new Set(["/api/auth/register", "/api/auth/login", "/api/auth/logout"]);
@@ -51,6 +52,8 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   app.route("/", messageRoutes(services));
   app.route("/", eventRoutes(services));
   app.route("/", adminRoutes(services));
+  // Not an OpenAPI operation: the tools behind it call the routes above, through this same app.
+  app.route("/", mcpRoutes(services, (request, env) => app.fetch(request, env)));
 
   app.notFound(notFound);
   app.onError((err, c) => handleError(err, c, services.databaseOutage));
