@@ -72,6 +72,10 @@ export function endingWith(response: Response, onEnd: () => void): Response {
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
+/** The hint of a call to /mcp without a key: agents authenticate with one, never with a browser's session. */
+const MCP_NEEDS_KEY = "MCP clients authenticate with an API key: send `Authorization: Bearer isk_...` " +
+  "(a key made with `scopes` and `inboxIds` limits every tool as it limits the API)";
+
 /** The MCP endpoint; `appFetch` is the whole app, which the tools call for the API. */
 export function mcpRoutes(
   deps: { sql: Sql; clock: Clock; authCache: AuthCache; config: Pick<Config, "maxBodyBytes"> },
@@ -81,7 +85,7 @@ export function mcpRoutes(
   const auth = authenticate(deps);
   app.use(MCP_PATH, noStore(), async (c, next) => {
     // Agents present a key; a browser's session cookie is no credential here.
-    if (c.req.header("authorization") === undefined) throw unauthorized();
+    if (c.req.header("authorization") === undefined) throw unauthorized(MCP_NEEDS_KEY);
     return await auth(c, next);
   });
 

@@ -475,3 +475,31 @@ Deno.test("stateless: a tools/call needs no initialize and no MCP session; its A
     assert.deepEqual(inner.sort(), ["/api/inboxes", "/mcp"]);
   });
 });
+
+Deno.test("a key limited to one inbox with inboxes:read: every tool is limited as the API is", async () => {
+  await withService(PRESET, async ({ app, user, smtp }) => {
+    const created = async () =>
+      (await (await app.request("/api/inboxes", { method: "POST", json: {}, cookie: user.cookie })).json()) as Inbox;
+    const mine = await created();
+    const other = await created();
+    const res = await app.request("/api/api-keys", {
+      method: "POST",
+      json: { name: "agent", scopes: ["inboxes:read"], inboxIds: [mine.id], expiresInSeconds: 3600 },
+      cookie: user.cookie,
+    });
+    const { key } = await res.json() as { key: string };
+    await sendMail(smtp.port, { to: other.address, subject: "Not yours", text: "Code 999999" });
+    await sendMail(smtp.port, { to: mine.address, subject: "Verify", text: "Your code is 482913" });
+    await withHttpClient(app.baseUrl, key, async (client) => {
+      const code = structured<{ code: string }>(await call(client, "get_verification_code", { inboxId: mine.id }));
+      assert.equal(code.code, "482913");
+      const listed = structured<{ inboxes: { id: string }[] }>(await call(client, "list_inboxes"));
+      assert.deepEqual(listed.inboxes.map((i) => i.id), [mine.id]);
+      toolError(await call(client, "get_verification_code", { inboxId: other.id, timeoutMs: 0 }), "INBOX_NOT_FOUND");
+      toolError(await call(client, "list_messages", { inboxId: other.id }), "INBOX_NOT_FOUND");
+      const refused = toolError(await call(client, "delete_inbox", { inboxId: mine.id }), "INSUFFICIENT_SCOPE");
+      assert.ok(refused.includes("inboxes:write"), refused);
+      toolError(await call(client, "create_inbox", {}), "INSUFFICIENT_SCOPE");
+    });
+  });
+});
