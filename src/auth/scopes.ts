@@ -11,7 +11,8 @@
  * broader one.
  */
 import { createMiddleware } from "hono/factory";
-import { routePath } from "hono/route";
+import { matchedRoutes, routePath } from "hono/route";
+import type { Context } from "hono";
 import { ApiError } from "../errors.ts";
 import type { AppEnv, Principal } from "../http/env.ts";
 
@@ -71,6 +72,11 @@ export function insufficientScope(need: Exclude<Need, "any">): ApiError {
   return new ApiError(403, "INSUFFICIENT_SCOPE", error);
 }
 
+/** Whether a route of a method (not only middleware of every method) matched the request. */
+function matchedOperation(c: Context<AppEnv>): boolean {
+  return matchedRoutes(c).some((route) => route.method !== "ALL");
+}
+
 /** `/api/inboxes/:id` as `openapi.yaml` writes it: `/api/inboxes/{id}`. */
 function documented(path: string): string {
   return path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
@@ -91,7 +97,13 @@ export function requireScope() {
     const method = c.req.method === "HEAD" ? "GET" : c.req.method;
     const operation = `${method} ${documented(routePath(c, -1))}`;
     const need: Need | undefined = OPERATION_NEEDS[operation as Operation];
-    if (need === undefined || need === "any") return await next();
+    // No operation matched: the request goes on to its 404. One that matched but is missing from the table is
+    // refused: a new route is closed to keys until the table says what it needs.
+    if (need === undefined) {
+      if (matchedOperation(c)) throw new ApiError(403, "INSUFFICIENT_SCOPE", `${operation} is not open to API keys`);
+      return await next();
+    }
+    if (need === "any") return await next();
     if (need === "keys" ? !isUnrestricted(principal) : !principal.scopes.includes(need)) {
       throw insufficientScope(need);
     }

@@ -150,6 +150,12 @@ Deno.test("every operation refuses a key lacking its scope with 403 INSUFFICIENT
       walked++;
     }
     assert.equal(walked, Object.values(OPERATION_NEEDS).filter((n) => n !== "any").length);
+    // A path no operation has is still a 404 for a key, whatever its scopes (not a scope refusal).
+    const nowhere = await app.request("/api/no-such-operation", {
+      headers: { authorization: `Bearer ${keys.get("only inboxes:read")}` },
+    });
+    assert.equal(nowhere.status, 404);
+    await nowhere.body?.cancel();
   });
 });
 
