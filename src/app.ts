@@ -24,6 +24,7 @@ import { eventRoutes } from "./events/routes.ts";
 import { inboxRoutes } from "./inboxes/routes.ts";
 import { serviceRoutes } from "./service/routes.ts";
 import { mcpRoutes } from "./mcp/http.ts";
+import { uiRoutes } from "./ui/routes.ts";
 
 /** Paths under /api that do not need a credential. */
 const PUBLIC_API = new Set(["/api/auth/register", "/api/auth/login", "/api/auth/logout"]);
@@ -54,6 +55,8 @@ export function createApp(services: Services): OpenAPIHono<AppEnv> {
   app.route("/", adminRoutes(services));
   // Not an OpenAPI operation: the tools behind it call the routes above, through this same app.
   app.route("/", mcpRoutes(services, (request, env) => app.fetch(request, env)));
+  // HTML pages, not OpenAPI operations either: they read through the routes above, in process, as the reader.
+  app.route("/", uiRoutes(services, (request, env) => app.fetch(request, env)));
 
   app.notFound(notFound);
   app.onError((err, c) => handleError(err, c, services.databaseOutage));

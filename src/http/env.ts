@@ -28,3 +28,6 @@ export interface AppEnv {
     docsNonce: string;
   };
 }
+
+/** The app's own request handler, as `Deno.serve` calls it (the request and the connection details). */
+export type AppFetch = (request: Request, env: unknown) => Response | Promise<Response>;

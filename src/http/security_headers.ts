@@ -43,6 +43,11 @@ export function noStore() {
   });
 }
 
+/** A fresh CSP nonce: 128 random bits in base64, one per response that uses it. */
+export function newNonce(): string {
+  return crypto.getRandomValues(new Uint8Array(16)).toBase64();
+}
+
 /** Where the reference page's nonce is kept for the page itself (`c.get(DOCS_NONCE)`). */
 export const DOCS_NONCE = "docsNonce" as const satisfies keyof AppEnv["Variables"];
 
@@ -75,7 +80,7 @@ export function docsContentSecurityPolicy(nonce: string): string {
  */
 export function docsPolicy() {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const nonce = crypto.getRandomValues(new Uint8Array(16)).toBase64();
+    const nonce = newNonce();
     c.set(DOCS_NONCE, nonce);
     await next();
     c.res.headers.set("Content-Security-Policy", docsContentSecurityPolicy(nonce));

@@ -21,7 +21,7 @@
  * @module
  */
 import { Hono } from "hono";
-import type { AppEnv } from "../http/env.ts";
+import type { AppEnv, AppFetch } from "../http/env.ts";
 import type { Config } from "../config.ts";
 import type { Sql } from "../db/client.ts";
 import type { Clock } from "../shared/clock.ts";
@@ -34,9 +34,6 @@ import { ApiError, unauthorized } from "../errors.ts";
 import { createClient } from "../client/mod.ts";
 import { connectMcpServer } from "./server.ts";
 import { WebStandardStreamableHTTPServerTransport } from "./sdk.ts";
-
-/** The app's own request handler, as `Deno.serve` calls it (the request and the connection details). */
-export type AppFetch = (request: Request, env: unknown) => Response | Promise<Response>;
 
 /** The path of the MCP endpoint. */
 export const MCP_PATH = "/mcp";

@@ -53,18 +53,15 @@ async function readScalarBundle(): Promise<Uint8Array> {
   return out;
 }
 
-/**
- * Where `GET /` sends a visitor: the reference page, until a web UI takes
- * its place (then `/ui`).
- */
-export const HOME_PATH = "/docs";
+/** Where `GET /` sends a visitor: the web UI (which sends a visitor without a session on to its sign-in page). */
+export const HOME_PATH = "/ui";
 
 /** The service routes. */
 export function serviceRoutes(
   deps: { sql: Sql; metrics: Metrics; config: Pick<Config, "metricsToken"> },
 ): OpenAPIHono<AppEnv> {
   const app = createRouter();
-  // 302: a visitor (or a bookmark) is sent on each time, since the target will change.
+  // 302: a visitor (or a bookmark) is sent on each time, so the home page can move again.
   app.get("/", (c) => c.redirect(HOME_PATH, 302));
   app.get("/openapi.yaml", (c) => c.body(openApiYaml, 200, { "Content-Type": "application/yaml; charset=utf-8" }));
   app.get("/openapi.json", (c) => c.json(openApiDocument));

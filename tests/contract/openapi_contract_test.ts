@@ -49,13 +49,38 @@ const app = await routesApp();
 const routesDoc = routesDocument(app);
 
 /**
+ * The web UI's HTML pages and files (src/ui/routes.ts): pages like /docs, which read and write through the
+ * documented operations.
+ */
+const UI_ROUTES = [
+  "/ui",
+  "/ui/assets/:name",
+  "/ui/login",
+  "/ui/inboxes",
+  "/ui/inboxes/:id",
+  "/ui/inboxes/:id/messages/:messageId",
+  "/ui/webhooks",
+  "/ui/webhooks/:id",
+  "/ui/api-keys",
+  "/ui/events",
+];
+
+/**
  * Served by the app but not HTTP API operations, so in neither document:
- * the reference page and its bundle, the documents themselves, metrics, and
- * the MCP endpoint (JSON-RPC over Streamable HTTP; its tools call the
- * documented operations). They are mounted as plain Hono routes, which
+ * the reference page and its bundle, the documents themselves, metrics, the
+ * MCP endpoint (JSON-RPC over Streamable HTTP; its tools call the documented
+ * operations), and the web UI. They are mounted as plain Hono routes, which
  * `getOpenAPI31Document` does not see.
  */
-const OUTSIDE_THE_DOCUMENT = ["/docs", "/docs/scalar.js", "/openapi.yaml", "/openapi.json", "/metrics", "/mcp"];
+const OUTSIDE_THE_DOCUMENT = [
+  "/docs",
+  "/docs/scalar.js",
+  "/openapi.yaml",
+  "/openapi.json",
+  "/metrics",
+  "/mcp",
+  ...UI_ROUTES,
+];
 
 function keyOf(op: OperationKey): string {
   return `${op.method} ${op.path}`;
@@ -105,6 +130,15 @@ Deno.test("openapi.yaml and the routes agree", async (t) => {
       assert.ok(!(path in (routesDoc.paths as object)), `${path} is not an operation of the routes' document`);
       assert.ok(!(path in (yamlDoc.paths as object)), `${path} is not an operation of openapi.yaml`);
     }
+  });
+
+  await t.step("every /ui route is one of the UI's pages or files, outside both documents", () => {
+    // Handlers only: the UI's policy is middleware on `/ui/*` (method ALL).
+    const handlers = app.routes.filter((r) => r.method !== "ALL").map((r) => r.path);
+    const served = [...new Set(handlers.filter((p) => p === "/ui" || p.startsWith("/ui/")))];
+    assert.deepEqual(served.toSorted(), UI_ROUTES.toSorted());
+    const documented = [...Object.keys(routesDoc.paths as object), ...Object.keys(yamlDoc.paths as object)];
+    assert.deepEqual(documented.filter((p) => p === "/ui" || p.startsWith("/ui/")), []);
   });
 
   await t.step("the routes emit no operation that openapi.yaml lacks", () => {

@@ -11,14 +11,12 @@
  * /usr/bin/chromium, or CHROMIUM_PATH. Run with `deno task test:e2e`.
  */
 import assert from "node:assert/strict";
-import { chromium } from "npm:playwright-core@1.65.1";
 import { openApiDocument } from "../../src/service/openapi_document.ts";
 import { createTestDb } from "../_helpers/db.ts";
 import { startApp } from "../_helpers/app.ts";
+import { launchChromium, TIMEOUT_MS, watch } from "./_browser.ts";
 
-const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
 const OUT = new URL("./out/", import.meta.url);
-const TIMEOUT_MS = 30_000;
 
 /** Sidebar groups (the tags of openapi.yaml) and operation summaries each must list. */
 const GROUPS: Record<string, string[]> = {
@@ -37,51 +35,13 @@ const EVENTS = ["message.received", "inbox.created", "inbox.expired", "test"];
 Deno.test("GET /docs renders the API reference offline in Chromium", async () => {
   const db = await createTestDb();
   const app = await startApp(db.sql);
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     page.setDefaultTimeout(TIMEOUT_MS);
     const origin = new URL(app.baseUrl).origin;
-    const served: string[] = [];
-    const blocked: string[] = [];
-    const failedOwn: string[] = [];
-    const pageErrors: string[] = [];
-    await page.route("**/*", async (route) => {
-      const url = route.request().url();
-      if (new URL(url).origin === origin) {
-        served.push(new URL(url).pathname);
-        await route.continue();
-      } else {
-        blocked.push(url);
-        await route.abort("blockedbyclient");
-      }
-    });
-    page.on("response", (res) => {
-      if (res.url().startsWith(origin) && res.status() >= 400) failedOwn.push(`${res.status()} ${res.url()}`);
-    });
-    page.on("pageerror", (err) => pageErrors.push(String(err)));
-    // Content-Security-Policy refusals, as the console reports them and as the page's own event does.
-    const cspViolations: string[] = [];
+    const { served, blocked, failedOwn, pageErrors, cspViolations } = await watch(page, origin);
     const reported = (text: string) => cspViolations.some((v) => v.includes(text));
-    page.on("console", (msg) => {
-      if (/Content Security Policy/i.test(msg.text())) cspViolations.push(`console: ${msg.text()}`);
-    });
-    await page.exposeFunction("reportCspViolation", (text: string) => cspViolations.push(`event: ${text}`));
-    await page.addInitScript(`document.addEventListener("securitypolicyviolation", (e) =>
-      reportCspViolation(e.effectiveDirective + " blocked " + (e.blockedURI || "inline") + " " + e.sample +
-        " at " + e.sourceFile + ":" + e.lineNumber + ":" + e.columnNumber));`);
 
     const res = await page.goto(`${app.baseUrl}/docs`, { waitUntil: "domcontentloaded" });
     assert.equal(res?.status(), 200);

@@ -28,9 +28,9 @@ Deno.test("service endpoints", async (t) => {
     });
 
     await t.step(
-      "GET / redirects to HOME_PATH, the reference page (one constant, /ui once there is a web UI)",
+      "GET / redirects to HOME_PATH, the web UI, which sends a visitor without a session to sign in",
       async () => {
-        assert.equal(HOME_PATH, "/docs");
+        assert.equal(HOME_PATH, "/ui");
         for (const method of ["GET", "HEAD"]) {
           const res = await app.request("/", { method, redirect: "manual" });
           await res.body?.cancel();
@@ -39,7 +39,7 @@ Deno.test("service endpoints", async (t) => {
         }
         const followed = await app.request("/");
         assert.equal(followed.status, 200);
-        assert.equal(new URL(followed.url).pathname, "/docs");
+        assert.equal(new URL(followed.url).pathname, "/ui/login");
         assert.match(await followed.text(), /<html/i);
       },
     );
