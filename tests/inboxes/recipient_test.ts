@@ -5,8 +5,14 @@ import { recipientOf } from "../../src/inboxes/recipient.ts";
 const DOMAIN = "inbox.localhost";
 
 Deno.test("an address with a tag is its inbox's; the tag keeps its case, the rest is matched in any case", () => {
-  assert.deepEqual(recipientOf("ci@inbox.localhost", DOMAIN), { inbox: "ci@inbox.localhost", to: "ci@inbox.localhost" });
-  assert.deepEqual(recipientOf("CI@Inbox.LocalHost", DOMAIN), { inbox: "ci@inbox.localhost", to: "ci@inbox.localhost" });
+  assert.deepEqual(recipientOf("ci@inbox.localhost", DOMAIN), {
+    inbox: "ci@inbox.localhost",
+    to: "ci@inbox.localhost",
+  });
+  assert.deepEqual(recipientOf("CI@Inbox.LocalHost", DOMAIN), {
+    inbox: "ci@inbox.localhost",
+    to: "ci@inbox.localhost",
+  });
   assert.deepEqual(recipientOf("Ci+Test-42.a_b@INBOX.localhost", DOMAIN), {
     inbox: "ci@inbox.localhost",
     to: "ci+Test-42.a_b@inbox.localhost",
