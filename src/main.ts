@@ -1,7 +1,7 @@
 /**
  * The one impure entry point: read configuration, open and migrate the
- * database, compose the instance, serve HTTP and SMTP, schedule the sweeps,
- * and shut down cleanly on SIGTERM.
+ * database, compose the instance, serve HTTP and SMTP (SMTP_PORT, and
+ * SMTPS_PORT when set), schedule the sweeps, and shut down cleanly on SIGTERM.
  */
 import { getLogger } from "@logtape/logtape";
 import { loadConfig } from "./config.ts";
@@ -19,6 +19,7 @@ import { keyMatchesDatabase, wrongKeyError } from "./secrets/key_check.ts";
 import { listenRefusal } from "./shared/listen_error.ts";
 import { withTimeout } from "./shared/with_timeout.ts";
 import { type SmtpServerHandle, startSmtpServer } from "./smtp/server.ts";
+import { resolveSmtpTls } from "./smtp/tls.ts";
 import { type HttpServerHandle, serveHttp } from "./http/serve.ts";
 
 const log = getLogger(["inbox", "main"]);
@@ -68,17 +69,20 @@ async function start(opened: Opened): Promise<void> {
     });
   }
 
+  // After the database is open: on the embedded one, this process holds DATA_DIR, where the certificate is kept.
+  const smtpTls = await resolveSmtpTls(config);
+
   // LISTEN needs a connection of its own: the embedded database has one, and one process.
   const instance = await compose({ config, sql: db.sql, encryptionKey: key.key, listen: db.kind === "postgres" });
   const app = createApp(instance);
-  const listeners: { http?: HttpServerHandle; smtp?: SmtpServerHandle } = {};
+  const listeners: { http?: HttpServerHandle; smtp?: SmtpServerHandle; smtps?: SmtpServerHandle } = {};
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;
     stopping = true;
     log.info("Shutting down");
     instance.release();
-    await Promise.all([listeners.http?.shutdown(), listeners.smtp?.close()]);
+    await Promise.all([listeners.http?.shutdown(), listeners.smtp?.close(), listeners.smtps?.close()]);
     await instance.stop();
     await db.close();
     Deno.exit(0);
@@ -106,9 +110,17 @@ async function start(opened: Opened): Promise<void> {
   } catch (err) {
     throw listenRefusal(err, "PORT", config.host, config.port) ?? err;
   }
-  listeners.smtp = await startSmtpServer(instance).catch((err) => {
+  listeners.smtp = await startSmtpServer(instance, { tls: smtpTls }).catch((err) => {
     throw listenRefusal(err, "SMTP_PORT", config.host, config.smtpPort) ?? err;
   });
+  const smtpsPort = config.smtpsPort;
+  if (smtpsPort !== undefined) {
+    listeners.smtps = await startSmtpServer(instance, { tls: smtpTls, implicitTls: true, port: smtpsPort }).catch(
+      (err) => {
+        throw listenRefusal(err, "SMTPS_PORT", config.host, smtpsPort) ?? err;
+      },
+    );
+  }
   if (stopping) return;
   await instance.start();
   if (stopping) return;

@@ -1,6 +1,7 @@
 /**
- * A listener that cannot open (HTTP on PORT, SMTP on SMTP_PORT) as a start-up
- * refusal: one line naming the variable and the cause.
+ * A listener that cannot open (HTTP on PORT, SMTP on SMTP_PORT and
+ * SMTPS_PORT) as a start-up refusal: one line naming the variable and the
+ * cause.
  */
 import { ConfigError } from "./config_error.ts";
 import { errorCode } from "./error_code.ts";
@@ -8,7 +9,7 @@ import { errorCode } from "./error_code.ts";
 /** The refusal for `err` from listening on `host`:`port` as set by `variable`, if it is a known cause. */
 export function listenRefusal(
   err: unknown,
-  variable: "PORT" | "SMTP_PORT",
+  variable: "PORT" | "SMTP_PORT" | "SMTPS_PORT",
   host: string,
   port: number,
 ): ConfigError | undefined {
