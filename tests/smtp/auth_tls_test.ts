@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 // @ts-types="npm:@types/nodemailer@8.0.2"
 import nodemailer from "npm:nodemailer@10.6.0";
 import type SMTPTransport from "npm:@types/nodemailer@8.0.2/lib/smtp-transport/index.d.ts";
-import { type Api, newApiKey, newUser, TEST_CA_PEM, type User } from "../_helpers/app.ts";
+import { ADMIN_TOKEN, type Api, newApiKey, newUser, TEST_CA_PEM, type User } from "../_helpers/app.ts";
 import { capturedLogText } from "../_helpers/log_capture.ts";
 import { testSmtpTls } from "../_helpers/smtp_tls.ts";
 import { body, createInbox, type Json, withInboxes } from "../inboxes/_support.ts";
@@ -189,12 +189,22 @@ Deno.test("SMTP_AUTH=api-key: a live key delivers to its account's inboxes only;
   }, { env: { SMTP_AUTH: "api-key" } });
 });
 
-Deno.test("SMTP_AUTH=api-key over the raw protocol: AUTH before STARTTLS is 530, a bad key 535 5.7.8, RCPT to another account 550", async () => {
+Deno.test("SMTP_AUTH=api-key over the raw protocol: AUTH before STARTTLS is 530, a bad key or one of a plan without keys 535 5.7.8, RCPT to another account 550", async () => {
   await withInboxes(async ({ app, smtp }) => {
     const owner = await newUser(app, "pro");
     const { key } = await newApiKey(app, owner);
     const other = await newUser(app, "pro");
     const otherInbox = await createInbox(app, other, { localPart: "theirs" });
+    // A key made on the Pro plan, whose account the operator has since moved to Free (which has no API keys).
+    const downgraded = await newUser(app, "pro");
+    const { key: downgradedKey } = await newApiKey(app, downgraded);
+    const planChange = await app.request(`/admin/accounts/${downgraded.id}`, {
+      method: "PATCH",
+      json: { plan: "free" },
+      auth: ADMIN_TOKEN,
+    });
+    assert.equal(planChange.status, 200);
+    await planChange.body?.cancel();
     const plain = (password: string) => btoa(`\0ci\0${password}`);
 
     const smtpConn = await SmtpConversation.open(smtp.port);
@@ -208,10 +218,12 @@ Deno.test("SMTP_AUTH=api-key over the raw protocol: AUTH before STARTTLS is 530,
       });
       assert.equal((await smtpConn.startTls(CERT)).code, 220);
       assert.equal((await smtpConn.command("EHLO client.test")).code, 250);
-      assert.deepEqual(await smtpConn.command(`AUTH PLAIN ${plain("isk_not_a_key")}`), {
-        code: 535,
-        text: "5.7.8 Authentication credentials invalid",
-      });
+      for (const password of ["isk_not_a_key", downgradedKey]) {
+        assert.deepEqual(await smtpConn.command(`AUTH PLAIN ${plain(password)}`), {
+          code: 535,
+          text: "5.7.8 Authentication credentials invalid",
+        });
+      }
       assert.equal((await smtpConn.command(`AUTH PLAIN ${plain(key)}`)).code, 235);
       assert.equal((await smtpConn.command("MAIL FROM:<app@example.com>")).code, 250);
       const rcpt = await smtpConn.command(`RCPT TO:<${otherInbox.address}>`);
