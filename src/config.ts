@@ -30,6 +30,9 @@ const code = (v: string) => `\`${v}\``;
 /** An encryption key: 32 bytes in standard base64, as `openssl rand -base64 32` prints it. */
 export const ENCRYPTION_KEY_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
 
+/** What `SMTP_AUTH` may be (src/smtp/auth.ts reads it). */
+export const SMTP_AUTH_MODES = ["any", "api-key", "off"] as const;
+
 const booleanString = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -179,6 +182,26 @@ export const EnvSchema = z.object({
   SMTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(100).describe(
     "Open SMTP connections per client IP address; one more is answered `421` and closed",
   ),
+  SMTP_TLS_CERT: z.string().min(1).optional().describe(
+    "PEM file of the certificate (with its chain) that STARTTLS and `SMTPS_PORT` serve; set with `SMTP_TLS_KEY`, " +
+      "read at start. Both unset: a self-signed certificate for `MAIL_DOMAIN`, `localhost` and `127.0.0.1`, kept " +
+      "in `DATA_DIR/smtp-tls.pem` on the embedded database (made again when missing or within 30 days of its " +
+      "end), made anew in memory at each start with `DATABASE_URL` (each instance its own)",
+  ),
+  SMTP_TLS_KEY: z.string().min(1).optional().describe("PEM file of the private key of `SMTP_TLS_CERT`"),
+  SMTP_REQUIRE_TLS: booleanString.default(false).describe(
+    "`true` (or `1`): `MAIL FROM` before STARTTLS is refused with `530` (on `SMTP_PORT`; `SMTPS_PORT` is TLS " +
+      "from the start)",
+  ),
+  SMTPS_PORT: port.optional().describe(
+    "Port of a second SMTP listener with implicit TLS (SMTPS, as port 465), same rules as `SMTP_PORT`; unset: none",
+  ),
+  SMTP_AUTH: z.enum(SMTP_AUTH_MODES).default("any").describe(
+    "AUTH PLAIN and LOGIN: `any` accepts every username and password, with or without TLS; `api-key` takes a " +
+      "live API key of a plan with API keys as the password (any username), only after STARTTLS (`530` before, " +
+      "`535` for another password), and an authenticated session delivers only to inboxes of that key's account " +
+      "(`550` for others); `off`: AUTH not offered. Mail without AUTH is accepted in every mode",
+  ),
   WEBHOOK_TRUSTED_HOSTS: urlHostList.default(new Set<string>()).describe(
     "Comma-separated hosts exempt from the private-address checks (development only), as a URL spells them: " +
       "`localhost`, `hooks.internal`, `[::1]`",
@@ -270,6 +293,26 @@ export const EnvSchema = z.object({
       `category and message, readable in a terminal), in any letter case; unset: ${code("pretty")} when stdout ` +
       `is a terminal, ${code("json")} otherwise`,
   ),
+}).superRefine((env, ctx) => {
+  // A certificate without its key (or the reverse) cannot be served, and a self-signed one in its place would hide
+  // the mistake.
+  if ((env.SMTP_TLS_CERT === undefined) !== (env.SMTP_TLS_KEY === undefined)) {
+    const [set, unset] = env.SMTP_TLS_CERT === undefined
+      ? ["SMTP_TLS_KEY", "SMTP_TLS_CERT"]
+      : ["SMTP_TLS_CERT", "SMTP_TLS_KEY"];
+    ctx.addIssue({
+      code: "custom",
+      path: [set],
+      message: `is set without ${unset}: set both (PEM files of the certificate and its key), or neither for a ` +
+        "self-signed certificate",
+    });
+  }
+  // Caught here, a clash would otherwise read as a port held by another process.
+  for (const [other, value] of [["SMTP_PORT", env.SMTP_PORT], ["PORT", env.PORT]] as const) {
+    if (env.SMTPS_PORT !== undefined && env.SMTPS_PORT !== 0 && env.SMTPS_PORT === value) {
+      ctx.addIssue({ code: "custom", path: ["SMTPS_PORT"], message: `must differ from ${other} (both are ${value})` });
+    }
+  }
 });
 
 /** An environment variable's name, e.g. `SMTP_MAX_BYTES`. */

@@ -19,6 +19,7 @@ import { createSecretBox } from "./secrets/secret_box.ts";
 import { keyMatchesDatabase, wrongKeyError } from "./secrets/key_check.ts";
 import { listenRefusal } from "./shared/listen_error.ts";
 import { type SmtpServerHandle, startSmtpServer } from "./smtp/server.ts";
+import { resolveSmtpTls } from "./smtp/tls.ts";
 import { type HttpServerHandle, serveHttp } from "./http/serve.ts";
 
 const log = getLogger(["inbox", "main"]);
@@ -54,6 +55,9 @@ export async function start(config: Config, settings: CheckedSettings, opened: O
     });
   }
 
+  // After the database is open: on the embedded one, this process holds DATA_DIR, where the certificate is kept.
+  const smtpTls = await resolveSmtpTls(config);
+
   // LISTEN needs a connection of its own: the embedded database has one, and one process.
   const instance = await compose({
     config,
@@ -63,14 +67,14 @@ export async function start(config: Config, settings: CheckedSettings, opened: O
     caPem: settings.caPem,
   });
   const app = createApp(instance);
-  const listeners: { http?: HttpServerHandle; smtp?: SmtpServerHandle } = {};
+  const listeners: { http?: HttpServerHandle; smtp?: SmtpServerHandle; smtps?: SmtpServerHandle } = {};
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;
     stopping = true;
     log.info("Shutting down");
     instance.release();
-    await Promise.all([listeners.http?.shutdown(), listeners.smtp?.close()]);
+    await Promise.all([listeners.http?.shutdown(), listeners.smtp?.close(), listeners.smtps?.close()]);
     await instance.stop();
     await db.close();
     Deno.exit(0);
@@ -99,9 +103,17 @@ export async function start(config: Config, settings: CheckedSettings, opened: O
     // The trial bind passed, but the port can still be taken in between.
     throw listenRefusal(err, "PORT", config.host, config.port) ?? err;
   }
-  listeners.smtp = await startSmtpServer(instance).catch((err) => {
+  listeners.smtp = await startSmtpServer(instance, { tls: smtpTls }).catch((err) => {
     throw listenRefusal(err, "SMTP_PORT", config.host, config.smtpPort) ?? err;
   });
+  const smtpsPort = config.smtpsPort;
+  if (smtpsPort !== undefined) {
+    listeners.smtps = await startSmtpServer(instance, { tls: smtpTls, implicitTls: true, port: smtpsPort }).catch(
+      (err) => {
+        throw listenRefusal(err, "SMTPS_PORT", config.host, smtpsPort) ?? err;
+      },
+    );
+  }
   if (stopping) return;
   await instance.start();
   if (stopping) return;

@@ -110,11 +110,16 @@ Deno.test("the configuration keeps the camelCase names the code uses, one per va
     "registrationsPerAddressPerHour",
     "serviceName",
     "sessionTtlDays",
+    "smtpAuth",
     "smtpGreetingDelayMs",
     "smtpMaxBytes",
     "smtpMaxConnections",
     "smtpMaxConnectionsPerAddress",
     "smtpPort",
+    "smtpRequireTls",
+    "smtpTlsCert",
+    "smtpTlsKey",
+    "smtpsPort",
     "trustedProxies",
     "webhookCaCerts",
     "webhookTestsPerMinute",
@@ -156,6 +161,51 @@ Deno.test("LOG_FORMAT is json or pretty in any letter case; unset it is left to 
   assert.equal(loadConfig({ LOG_FORMAT: "JSON" }).logFormat, "json");
   assert.equal(loadConfig({ LOG_FORMAT: "Pretty" }).logFormat, "pretty");
   assert.throws(() => loadConfig({ LOG_FORMAT: "text" }), /^ConfigError: Invalid configuration: LOG_FORMAT: /);
+});
+
+Deno.test("SMTP: AUTH any by default, TLS optional, no SMTPS listener; certificate and key come together", () => {
+  const d = loadConfig({});
+  assert.equal(d.smtpAuth, "any");
+  assert.equal(d.smtpRequireTls, false);
+  assert.equal(d.smtpsPort, undefined);
+  assert.equal(d.smtpTlsCert, undefined);
+  const c = loadConfig({
+    SMTP_AUTH: "api-key",
+    SMTP_REQUIRE_TLS: "true",
+    SMTPS_PORT: "4650",
+    SMTP_TLS_CERT: "/etc/tls/cert.pem",
+    SMTP_TLS_KEY: "/etc/tls/key.pem",
+  });
+  assert.deepEqual(
+    [c.smtpAuth, c.smtpRequireTls, c.smtpsPort, c.smtpTlsCert, c.smtpTlsKey],
+    ["api-key", true, 4650, "/etc/tls/cert.pem", "/etc/tls/key.pem"],
+  );
+  assert.equal(loadConfig({ SMTP_AUTH: "off" }).smtpAuth, "off");
+
+  const refusals: Array<[Record<string, string>, string]> = [
+    [
+      { SMTP_TLS_CERT: "/etc/tls/cert.pem" },
+      "SMTP_TLS_CERT: is set without SMTP_TLS_KEY: set both (PEM files of the certificate and its key), or neither " +
+      "for a self-signed certificate",
+    ],
+    [
+      { SMTP_TLS_KEY: "/etc/tls/key.pem" },
+      "SMTP_TLS_KEY: is set without SMTP_TLS_CERT: set both (PEM files of the certificate and its key), or neither " +
+      "for a self-signed certificate",
+    ],
+    [{ SMTPS_PORT: "2525" }, "SMTPS_PORT: must differ from SMTP_PORT (both are 2525)"],
+    [{ SMTPS_PORT: "8000" }, "SMTPS_PORT: must differ from PORT (both are 8000)"],
+  ];
+  for (const [env, message] of refusals) {
+    assert.throws(() => loadConfig(env), new ConfigError(`Invalid configuration: ${message}`), JSON.stringify(env));
+  }
+  assert.throws(() => loadConfig({ SMTP_AUTH: "apikey" }), /^ConfigError: Invalid configuration: SMTP_AUTH: /);
+  assert.throws(
+    () => loadConfig({ SMTP_REQUIRE_TLS: "yes" }),
+    /^ConfigError: Invalid configuration: SMTP_REQUIRE_TLS: /,
+  );
+  // Both random: never the same port.
+  assert.equal(loadConfig({ SMTP_PORT: "0", SMTPS_PORT: "0" }).smtpsPort, 0);
 });
 
 Deno.test("LOG_LEVEL takes LogTape's names in any letter case, and warn for warning", () => {

@@ -3,31 +3,14 @@
  * directory and the cause, in place of the file system's error and its stack.
  */
 import { ConfigError } from "../shared/config_error.ts";
-import { errorCode } from "../shared/error_code.ts";
-
-const CAUSES: Record<string, string> = {
-  EACCES: "permission denied",
-  EPERM: "permission denied",
-  EROFS: "read-only file system",
-  ENOTDIR: "a part of the path is a file, not a directory",
-  EEXIST: "it is a file, not a directory",
-  ENOSPC: "no space left on the device",
-  EDQUOT: "disk quota exceeded",
-  ELOOP: "too many symbolic links",
-  ENAMETOOLONG: "the path is too long",
-};
-
-/** Whether `err` is a file system error (which `dataDirError` can describe). */
-function isFileSystemError(err: unknown): boolean {
-  return err instanceof Error && /^E[A-Z]+$/.test(errorCode(err) ?? "");
-}
+import { fileErrorCause, isFileSystemError } from "../shared/file_error.ts";
 
 /** The refusal for a DATA_DIR the service cannot create, read or write. */
 function dataDirError(dataDir: string, err: unknown): ConfigError {
-  const code = errorCode(err);
-  const cause = (code === undefined ? undefined : CAUSES[code]) ?? (err instanceof Error ? err.message : String(err));
   return new ConfigError(
-    `DATA_DIR: cannot write to ${dataDir} (${cause}): give this user a writable directory, or set DATABASE_URL`,
+    `DATA_DIR: cannot write to ${dataDir} (${
+      fileErrorCause(err)
+    }): give this user a writable directory, or set DATABASE_URL`,
   );
 }
 

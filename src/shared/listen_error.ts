@@ -1,5 +1,5 @@
 /**
- * A listener that cannot open (HTTP on PORT, SMTP on SMTP_PORT) as a start-up
+ * A listener that cannot open (HTTP on PORT, SMTP on SMTP_PORT and SMTPS_PORT) as a start-up
  * refusal: one line naming the variable and the cause. The same refusals come
  * from the trial binds before the database is opened (`checkListeners`) and
  * from the real binds after it.
@@ -8,7 +8,7 @@ import { ConfigError } from "./config_error.ts";
 import { errorCode } from "./error_code.ts";
 
 /** Variables that choose a listening port. */
-export type PortVariable = "PORT" | "SMTP_PORT";
+export type PortVariable = "PORT" | "SMTP_PORT" | "SMTPS_PORT";
 
 /** What to tell about a HOST that is no address of this machine. */
 function notLocal(host: string, variable: PortVariable, port: number): ConfigError {

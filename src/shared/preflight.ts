@@ -1,7 +1,7 @@
 /**
  * What start-up checks before it opens anything: the files that settings
- * name, and that HOST resolves to an address of this machine on which PORT
- * and SMTP_PORT can be opened. A bad value is refused here, in the time it
+ * name, and that HOST resolves to an address of this machine on which PORT,
+ * SMTP_PORT and SMTPS_PORT can be opened. A bad value is refused here, in the time it
  * takes to read the configuration, rather than after the database has been
  * opened and migrated.
  */
@@ -17,9 +17,13 @@ export interface CheckedSettings {
 
 /** Checks the settings that need no database; throws a ConfigError naming the variable. */
 export async function checkSettings(
-  config: Pick<Config, "webhookCaCerts" | "host" | "port" | "smtpPort">,
+  config: Pick<Config, "webhookCaCerts" | "host" | "port" | "smtpPort" | "smtpsPort">,
 ): Promise<CheckedSettings> {
   const caPem = config.webhookCaCerts ? await readCertificates("WEBHOOK_CA_CERTS", config.webhookCaCerts) : undefined;
-  checkListeners(config.host, [["PORT", config.port], ["SMTP_PORT", config.smtpPort]]);
+  checkListeners(config.host, [
+    ["PORT", config.port],
+    ["SMTP_PORT", config.smtpPort],
+    ...(config.smtpsPort === undefined ? [] : [["SMTPS_PORT", config.smtpsPort] as const]),
+  ]);
   return { caPem };
 }

@@ -1,12 +1,17 @@
 /**
- * The SMTP listener that feeds inboxes. Plain SMTP, no AUTH and no STARTTLS:
- * it only ever accepts mail for live inboxes of MAIL_DOMAIN, so it is a
- * receive-only endpoint, not a relay. Any internal failure answers 451 (the
- * sender retries later) and never takes the listener down.
+ * The SMTP listeners that feed inboxes: SMTP_PORT, with STARTTLS, and, when
+ * SMTPS_PORT is set, a second listener with implicit TLS; the same handlers
+ * on both. They only ever accept mail for live inboxes of MAIL_DOMAIN, so
+ * each is a receive-only endpoint, not a relay. AUTH PLAIN and LOGIN are
+ * offered as SMTP_AUTH says (auth.ts), so an application configured with a
+ * username, a password and STARTTLS sends unchanged; mail without AUTH is
+ * accepted as ever. The certificate is tls.ts's. Any internal failure answers
+ * 451 (the sender retries later) and never takes the listener down.
  *
  * Connections are capped in total (`SMTP_MAX_CONNECTIONS`, smtp-server's
- * `maxClients`) and per client address (`SMTP_MAX_CONNECTIONS_PER_ADDRESS`,
- * checked here in onConnect): one more is answered 421 and closed.
+ * `maxClients`, per listener) and per client address
+ * (`SMTP_MAX_CONNECTIONS_PER_ADDRESS`, checked here in onConnect): one more
+ * is answered 421 and closed.
  *
  * A database that does not answer is reported to the instance's outage
  * tracker (one warning per outage, however many commands meet it), not
@@ -19,14 +24,17 @@ import type { Config } from "../config.ts";
 import type { DatabaseOutage } from "../db/outage.ts";
 import type { InboxDeps } from "../inboxes/service.ts";
 import { createReceiver, prepareMessage, type Receiver } from "../messages/receive.ts";
+import { type SmtpAuthDeps, smtpAuthRules } from "./auth.ts";
 import "./greeting_delay.ts";
 import { parseMessage } from "./parse.ts";
 import { smtpRefusalLogger } from "./refusal_log.ts";
+import { localError, noSuchMailbox, smtpError } from "./replies.ts";
+import type { TlsMaterial } from "./tls.ts";
 
 const log = getLogger(["inbox", "smtp"]);
 
-/** What the listener needs: the inbox rules, and where and how to listen. */
-export interface SmtpDeps extends InboxDeps {
+/** What the listener needs: the inbox rules, the AUTH rules, and where and how to listen. */
+export interface SmtpDeps extends InboxDeps, SmtpAuthDeps {
   config: Pick<
     Config,
     | "mailDomain"
@@ -37,9 +45,21 @@ export interface SmtpDeps extends InboxDeps {
     | "smtpGreetingDelayMs"
     | "smtpMaxConnections"
     | "smtpMaxConnectionsPerAddress"
+    | "smtpAuth"
+    | "smtpRequireTls"
   >;
   /** The instance's outage reporter: commands that find the database unreachable go there. */
   databaseOutage: Pick<DatabaseOutage, "absorb">;
+}
+
+/** One listener: its certificate, and whether it is the STARTTLS one (SMTP_PORT) or the implicit TLS one. */
+export interface SmtpListenerOptions {
+  /** What STARTTLS, or the implicit TLS handshake, serves. */
+  tls: TlsMaterial;
+  /** TLS from the first byte (SMTPS_PORT) instead of STARTTLS. */
+  implicitTls?: boolean;
+  /** Default `config.smtpPort`; 0 picks a free port. */
+  port?: number;
 }
 
 /** A running SMTP listener. */
@@ -50,14 +70,6 @@ export interface SmtpServerHandle {
 
 /** How long close() lets open connections finish before cutting them. */
 const CLOSE_TIMEOUT_MS = 5_000;
-
-/** An error smtp-server answers with its `responseCode` (enhanced status code added by the server). */
-function smtpError(responseCode: number, message: string): Error {
-  return Object.assign(new Error(message), { responseCode });
-}
-
-const noSuchMailbox = () => smtpError(550, "No such mailbox");
-const localError = () => smtpError(451, "Local error in processing, try again later");
 
 /** Reads the DATA stream, keeping at most `maxBytes` (past that only counting). */
 async function readMessage(stream: SMTPServerDataStream, maxBytes: number): Promise<Uint8Array | undefined> {
@@ -113,16 +125,28 @@ function openFrom(server: SMTPServer, address: string): number {
   return open;
 }
 
-/** Starts the SMTP listener on `config.host`:`config.smtpPort` (0 picks a free port). */
-export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
+/** Starts an SMTP listener on `config.host` and the port of `listener` (by default `config.smtpPort`). */
+export function startSmtpServer(deps: SmtpDeps, listener: SmtpListenerOptions): Promise<SmtpServerHandle> {
   const maxBytes = deps.config.smtpMaxBytes;
   const maxPerAddress = deps.config.smtpMaxConnectionsPerAddress;
+  const implicitTls = listener.implicitTls ?? false;
   const receiver = createReceiver(deps);
+  const rules = smtpAuthRules(deps);
   const server = new SMTPServer({
     name: deps.config.mailDomain,
     banner: `${deps.config.serviceName} ready`,
+    // TLS by smtp-server itself: STARTTLS on this listener, or a handshake first with `secure`.
+    secure: implicitTls,
+    key: listener.tls.key,
+    cert: listener.tls.cert,
+    // smtp-server lowers the floor to TLS 1.0 for old clients; TLS 1.2 is the floor of current guidance (RFC 8996).
+    minVersion: "TLSv1.2",
+    // Mail without AUTH is accepted in every mode (the service is also an MX).
     authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
+    authMethods: ["PLAIN", "LOGIN"],
+    // Without TLS, `any` accepts AUTH and `api-key` answers 530 (auth.ts); smtp-server's own refusal would be 538.
+    allowInsecureAuth: true,
+    disabledCommands: deps.config.smtpAuth === "off" ? ["AUTH"] : [],
     // RFC 3463 codes on every reply ("550 5.1.1 No such mailbox"); off by default in smtp-server.
     hideENHANCEDSTATUSCODES: false,
     // Announced in EHLO: senders that declare a larger SIZE are refused at MAIL FROM. The
@@ -144,10 +168,19 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
       callback(smtpError(421, "Too many connections from your address, try again later"));
     },
     // What a session's handlers log carries its id (`smtpSession`), as its refusals do.
+    onAuth(auth, session, callback) {
+      withContext({ smtpSession: session.id }, () => rules.onAuth(auth, session, callback));
+    },
+    onMailFrom(_address, session, callback) {
+      withContext(
+        { smtpSession: session.id },
+        () => rules.mailFromRefusal(session).then((refusal) => callback(refusal)),
+      );
+    },
     onRcptTo(address, session, callback) {
       withContext({ smtpSession: session.id }, () =>
         receiver.inboxOf(address.address).then(
-          (inbox) => callback(inbox ? null : noSuchMailbox()),
+          (inbox) => callback(inbox ? rules.rcptRefusal(session, inbox) : noSuchMailbox()),
           (err) => {
             // A database that does not answer is the outage's one warning, not a line per command.
             if (!deps.databaseOutage.absorb(err)) log.error("RCPT check failed: {error}", { error: String(err) });
@@ -181,14 +214,16 @@ export function startSmtpServer(deps: SmtpDeps): Promise<SmtpServerHandle> {
   return new Promise((resolve, reject) => {
     const onListenError = (err: Error) => reject(err);
     server.server.once("error", onListenError);
-    server.listen(deps.config.smtpPort, deps.config.host, () => {
+    server.listen(listener.port ?? deps.config.smtpPort, deps.config.host, () => {
       server.server.off("error", onListenError);
       listening = true;
       const port = (server.server.address() as AddressInfo).port;
-      log.info("SMTP listening on {host}:{port} for @{domain}", {
+      log.info("{protocol} listening on {host}:{port} for @{domain} (AUTH {auth})", {
+        protocol: implicitTls ? "SMTPS (implicit TLS)" : "SMTP (STARTTLS)",
         host: deps.config.host,
         port,
         domain: deps.config.mailDomain,
+        auth: deps.config.smtpAuth,
       });
       resolve({
         port,

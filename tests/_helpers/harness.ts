@@ -22,6 +22,7 @@ import { ManualClock, T0 } from "./clock.ts";
 import { newUser, startApp, type TestApp, testConfig, type User } from "./app.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
 import { dnsTable, tableResolver } from "./resolver.ts";
+import { testSmtpTls } from "./smtp_tls.ts";
 
 /** What to start besides the schema, the clock and the app (all optional). */
 export interface HarnessOptions {
@@ -43,7 +44,7 @@ export interface HarnessOptions {
    * resolves to 127.0.0.1 and is a trusted host (WEBHOOK_TRUSTED_HOSTS).
    */
   receiver?: boolean;
-  /** Start the SMTP listener on 127.0.0.1 and a random port. */
+  /** Start the SMTP listener on 127.0.0.1 and a random port, with the test certificate (smtp_tls.ts). */
   smtp?: boolean;
   /** Register a user of this plan as `h.user`. */
   user?: Plan;
@@ -119,7 +120,7 @@ export async function startHarness<const O extends HarnessOptions = Record<never
       return app;
     };
     const app = await launch(db.sql);
-    const smtp = opts.smtp ? await startSmtpServer(app.deps) : undefined;
+    const smtp = opts.smtp ? await startSmtpServer(app.deps, { tls: await testSmtpTls() }) : undefined;
     if (smtp) closers.push(() => smtp.close());
     const user = opts.user ? await newUser(app, opts.user) : undefined;
     const harness: HarnessBase & {

@@ -14,6 +14,7 @@
  *   events     created -> SSE frame with 1,000 streams vs a bare Deno.serve writing to as many, their RSS; inbox
  *              creations/s keeping every event vs before
  *   smtp       durable SMTP ingestion vs MailDev, both loaded by postfix's smtp-source (new and kept connections);
+ *              8 kept connections with and without STARTTLS + AUTH (a Deno generator: smtp-source has no TLS);
  *              one message to 100 recipients, stored by this code vs one transaction per recipient before
  *   wait       SMTP 250 -> a waiting GET .../messages/wait answers (p50/p95); 1,000 waiters: RSS, connections, wake-up
  *   tenants    what one tenant's open requests cost: 20 unread streams replaying 20 MB (RSS), 300 filtered waits woken
@@ -34,7 +35,9 @@ import { waitScenario } from "./wait_bench.ts";
 import { slowStreamsScenario, wokenWaitsScenario } from "./tenant_bench.ts";
 import { bareStreamScenario, BEFORE, smtpToFrameScenario, storeCostScenario, streamScenario } from "./events_bench.ts";
 import { debianTool } from "./debian_tools.ts";
-import { BEFORE_BATCHED, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
+import { BEFORE_BATCHED, CACHE, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
+import { type SessionLoad, smtpSessionLoad } from "./smtp_tls_load.ts";
+import { selfSignedCertificate } from "../../src/smtp/tls.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const only = new Set(Deno.args);
@@ -413,9 +416,18 @@ console.log("Inbox Service benchmarks (2 cores; figures are one run, side by sid
 const receiver = await BenchReceiver.start();
 const db = await createTestDb();
 const smtpPort = freePort();
+// One certificate for the service and MailDev, written where both read it: the TLS load trusts only it.
+const smtpTls = await selfSignedCertificate("inbox.localhost");
+const smtpTlsDir = new URL("smtp-tls/", CACHE);
+await Deno.mkdir(smtpTlsDir, { recursive: true });
+const smtpTlsFiles = { cert: new URL("cert.pem", smtpTlsDir).pathname, key: new URL("key.pem", smtpTlsDir).pathname };
+await Deno.writeTextFile(smtpTlsFiles.cert, smtpTls.cert);
+await Deno.writeTextFile(smtpTlsFiles.key, smtpTls.key, { mode: 0o600 });
 const env = serviceEnv(db, {
   LOG_LEVEL: "error",
   SMTP_PORT: String(smtpPort),
+  SMTP_TLS_CERT: smtpTlsFiles.cert,
+  SMTP_TLS_KEY: smtpTlsFiles.key,
   // The growth and purge scenarios' history goes back 33 days: the service's
   // own minute sweep would purge it at some moment of a measurement. The
   // purge scenario runs the sweep's statements itself, with the default
@@ -691,6 +703,58 @@ try {
           ">= 1.00; >= 1000/s",
         );
         smtp[load.name] = figures;
+      }
+
+      // With and without TLS, one generator: MailDev's TLS is implicit (it has no STARTTLS), with AUTH as well.
+      const auth = { user: "bench", pass: "bench-password" };
+      const maildevTls = await startMailDev([
+        "--incoming-secure",
+        ...["--incoming-cert", smtpTlsFiles.cert, "--incoming-key", smtpTlsFiles.key],
+        ...["--incoming-user", auth.user, "--incoming-pass", auth.pass],
+      ]);
+      try {
+        const plain: SessionLoad = { connections: 8, messages: 2_000, tls: "none" };
+        const loads = {
+          plain: { service: plain, maildev: plain },
+          tls: {
+            service: { ...plain, tls: "starttls", ca: smtpTls.cert, auth },
+            maildev: { ...plain, tls: "implicit", ca: smtpTls.cert, auth },
+          },
+        } satisfies Record<string, { service: SessionLoad; maildev: SessionLoad }>;
+        const ports = { service: smtpPort, maildev: { plain: maildev.port, tls: maildevTls.port } };
+        const to = { service: inbox.address as string, maildev: "someone@example.com" };
+        const figures = {
+          plain: { service: [] as number[], maildev: [] as number[] },
+          tls: { service: [] as number[], maildev: [] as number[] },
+        };
+        for (const kind of ["plain", "tls"] as const) {
+          const warmUp = { messages: 300 };
+          await smtpSessionLoad(ports.service, to.service, { ...loads[kind].service, ...warmUp });
+          await smtpSessionLoad(ports.maildev[kind], to.maildev, { ...loads[kind].maildev, ...warmUp });
+        }
+        // Alternately, so that a slower stretch of the machine meets every row.
+        for (let round = 0; round < 2; round++) {
+          for (const kind of ["plain", "tls"] as const) {
+            figures[kind].service.push(await smtpSessionLoad(ports.service, to.service, loads[kind].service));
+            figures[kind].maildev.push(await smtpSessionLoad(ports.maildev[kind], to.maildev, loads[kind].maildev));
+          }
+        }
+        const best = (list: number[]) => Math.max(...list);
+        const tlsRows: Array<[string, number[], number[]]> = [
+          ["Deno client, no TLS", figures.plain.service, figures.plain.maildev],
+          [
+            "STARTTLS + AUTH (MailDev: implicit TLS + AUTH, it has no STARTTLS)",
+            figures.tls.service,
+            figures.tls.maildev,
+          ],
+          ["STARTTLS + AUTH vs MailDev without TLS", figures.tls.service, figures.plain.maildev],
+        ];
+        for (const [what, ours, theirs] of tlsRows) {
+          row("smtp", `messages/s, 8 kept connections, ${what}`, best(ours), best(theirs), ">= 1.00");
+        }
+        results.smtpTls = figures;
+      } finally {
+        await maildevTls.stop();
       }
       results.smtp = smtp;
     } finally {

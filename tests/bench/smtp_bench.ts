@@ -9,6 +9,13 @@
  * that stored each recipient in a transaction of its own (`BEFORE_BATCHED`),
  * side by side.
  *
+ * And, since smtp-source speaks no TLS, 8 kept connections from a small
+ * Deno generator (smtp_tls_load.ts) with and without STARTTLS + AUTH, against
+ * the service and MailDev side by side. MailDev offers no STARTTLS (its
+ * smtp-server runs with `hideSTARTTLS`, and `--incoming-secure` is implicit
+ * TLS), so its TLS figure is over implicit TLS + AUTH, the nearest it has,
+ * and the service with TLS is also set against MailDev without.
+ *
  * Neither tool is installed: postfix's package is downloaded with
  * `apt-get download` and unpacked into tests/bench/.cache (never installed),
  * MailDev is installed with npm into the same cache.
@@ -22,7 +29,7 @@ import { SmtpConversation } from "../smtp/_smtp_client.ts";
 import { ROOT, startTree, treeAt, type TreeService } from "./trees.ts";
 import { type DebianTool, debianTool } from "./debian_tools.ts";
 
-const CACHE = new URL("./.cache/", import.meta.url);
+export const CACHE = new URL("./.cache/", import.meta.url);
 const MAILDEV_VERSION = "3.0.0";
 
 async function run(cmd: string, args: string[], cwd: URL, env: Record<string, string> = {}): Promise<string> {
@@ -41,8 +48,11 @@ export async function smtpSource(): Promise<DebianTool> {
   return await debianTool("postfix", ["postfix"], "usr/sbin/smtp-source", ["usr/lib/postfix"]);
 }
 
-/** Starts MailDev (installed into the cache with npm) with its SMTP port; resolves once it accepts connections. */
-export async function startMailDev(): Promise<{ port: number; stop(): Promise<void> }> {
+/**
+ * Starts MailDev (installed into the cache with npm) with its SMTP port and `extraArgs` (its TLS and AUTH options);
+ * resolves once it accepts connections.
+ */
+export async function startMailDev(extraArgs: string[] = []): Promise<{ port: number; stop(): Promise<void> }> {
   const dir = new URL("maildev/", CACHE);
   const main = new URL("node_modules/maildev/dist/bin/maildev.js", dir);
   if (!await exists(main)) {
@@ -55,7 +65,11 @@ export async function startMailDev(): Promise<{ port: number; stop(): Promise<vo
   }
   const port = freePort();
   const child = new Deno.Command("node", {
-    args: [main.pathname, "--smtp", String(port), "--web", String(freePort()), "--ip", "127.0.0.1", "--silent"],
+    args: [
+      main.pathname,
+      ...["--smtp", String(port), "--web", String(freePort()), "--ip", "127.0.0.1", "--silent"],
+      ...extraArgs,
+    ],
     stdout: "null",
     stderr: "null",
   }).spawn();

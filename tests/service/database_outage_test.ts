@@ -19,6 +19,7 @@ import { startReceiver } from "../_helpers/receiver.ts";
 import { staticResolver } from "../_helpers/resolver.ts";
 import { sendRaw } from "../smtp/_smtp_client.ts";
 import { startSmtpServer } from "../../src/smtp/server.ts";
+import { testSmtpTls } from "../_helpers/smtp_tls.ts";
 
 const OUTAGE_WARNING = "The database does not answer ({reason}): requests answer 503 until it does";
 const BACK_INFO = "The database answers again after {seconds} s; {refused} requests were answered 503 meanwhile";
@@ -43,7 +44,7 @@ Deno.test("a database outage answers 503 with Retry-After and SMTP 451, logs onc
     resolver: staticResolver({ localhost: ["127.0.0.1"] }),
     random: () => 0,
   });
-  const smtp = await startSmtpServer(app.deps);
+  const smtp = await startSmtpServer(app.deps, { tls: await testSmtpTls() });
   try {
     const user = await newUser(app, "pro");
     const me = await app.request("/api/me", { cookie: user.cookie });

@@ -107,6 +107,15 @@ const TABLE: Record<EnvName, Row> = {
   MAX_BODY_BYTES: [{ value: "10" }],
   LOG_LEVEL: [{ value: "verbose" }],
   LOG_FORMAT: [{ value: "xml" }],
+  SMTP_TLS_CERT: [
+    { value: (f) => f.notPem, env: (f) => ({ SMTP_TLS_KEY: f.notPem }) },
+    { value: (f) => join(f.dir, "missing.pem"), env: (f) => ({ SMTP_TLS_KEY: f.notPem }) },
+    { value: (f) => f.notPem },
+  ],
+  SMTP_TLS_KEY: [{ value: (f) => f.notPem }],
+  SMTP_REQUIRE_TLS: [{ value: "yes" }],
+  SMTPS_PORT: [{ value: "-1" }, { value: (f) => String(f.heldPort) }, { value: "7001", env: { SMTP_PORT: "7001" } }],
+  SMTP_AUTH: [{ value: "apikey" }],
 };
 
 /** Runs `jobs` with at most `width` at a time. */

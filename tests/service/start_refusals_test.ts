@@ -118,7 +118,7 @@ Deno.test("a database that answers only after a while: start-up waits for it (LO
   }
 });
 
-Deno.test("PORT or SMTP_PORT already in use is refused with one line naming it", async () => {
+Deno.test("PORT, SMTP_PORT or SMTPS_PORT already in use is refused with one line naming it", async () => {
   const db = await createTestDb();
   const held = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (held.addr as Deno.NetAddr).port;
@@ -133,8 +133,32 @@ Deno.test("PORT or SMTP_PORT already in use is refused with one line naming it",
       refusal(smtp),
       `SMTP_PORT: port ${port} on 127.0.0.1 is already in use: stop the process that holds it, or set SMTP_PORT to a free port`,
     );
+    const smtps = await runServiceToExit(serviceEnv(db, { SMTPS_PORT: String(port) }));
+    assert.equal(
+      refusal(smtps),
+      `SMTPS_PORT: port ${port} on 127.0.0.1 is already in use: stop the process that holds it, or set SMTPS_PORT to a free port`,
+    );
   } finally {
     held.close();
+    await db.close();
+  }
+});
+
+Deno.test("SMTP_TLS_CERT without SMTP_TLS_KEY, or files that hold no certificate, are refused with one line naming the variable", async () => {
+  const alone = await runServiceToExit({ SMTP_TLS_CERT: "/etc/ssl/mail.pem", ENCRYPTION_KEY: TEST_ENCRYPTION_KEY });
+  assert.equal(
+    refusal(alone),
+    "Invalid configuration: SMTP_TLS_CERT: is set without SMTP_TLS_KEY: set both (PEM files of the certificate and " +
+      "its key), or neither for a self-signed certificate",
+  );
+  const db = await createTestDb();
+  const dir = await Deno.makeTempDir({ prefix: "inbox-smtp-files-" });
+  try {
+    const missing = join(dir, "missing.pem");
+    const out = await runServiceToExit(serviceEnv(db, { SMTP_TLS_CERT: missing, SMTP_TLS_KEY: missing }));
+    assert.equal(refusal(out), `SMTP_TLS_CERT: cannot read ${missing} (no such file or directory)`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
     await db.close();
   }
 });

@@ -12,7 +12,7 @@ export interface SmtpReply {
 
 /** An open SMTP connection. */
 export class SmtpConversation {
-  readonly #conn: Deno.Conn;
+  #conn: Deno.Conn;
   readonly #decoder = new TextDecoder();
   readonly #encoder = new TextEncoder();
   #buffer = "";
@@ -21,9 +21,15 @@ export class SmtpConversation {
     this.#conn = conn;
   }
 
-  /** Connects and reads the greeting (which must be 220). */
-  static async open(port: number): Promise<SmtpConversation> {
-    const smtp = new SmtpConversation(await Deno.connect({ hostname: "127.0.0.1", port }));
+  /**
+   * Connects and reads the greeting (which must be 220); with `tlsCa`, over
+   * TLS from the first byte (implicit TLS) trusting only that certificate.
+   */
+  static async open(port: number, tlsCa?: string): Promise<SmtpConversation> {
+    const conn = tlsCa === undefined
+      ? await Deno.connect({ hostname: "127.0.0.1", port })
+      : await Deno.connectTls({ hostname: "127.0.0.1", port, caCerts: [tlsCa] });
+    const smtp = new SmtpConversation(conn);
     const greeting = await smtp.reply();
     if (greeting.code !== 220) throw new Error(`greeting: ${greeting.code} ${greeting.text}`);
     return smtp;
@@ -74,6 +80,17 @@ export class SmtpConversation {
     const body = raw.replace(/\r?\n/g, "\r\n").replace(/^\./gm, "..");
     await this.write(`${body}${body.endsWith("\r\n") ? "" : "\r\n"}.\r\n`);
     return await this.reply();
+  }
+
+  /**
+   * STARTTLS, then the TLS handshake trusting only `caPem` (the name checked
+   * is 127.0.0.1); returns the reply to STARTTLS, and upgrades only on 220.
+   */
+  async startTls(caPem: string): Promise<SmtpReply> {
+    const reply = await this.command("STARTTLS");
+    if (reply.code !== 220) return reply;
+    this.#conn = await Deno.startTls(this.#conn as Deno.TcpConn, { hostname: "127.0.0.1", caCerts: [caPem] });
+    return reply;
   }
 
   /** QUIT and close the connection. */

@@ -12,6 +12,7 @@ import { hmacHex } from "../_helpers/hmac.ts";
 import { body, createInbox, type Json, MAIL_DOMAIN, withInboxes } from "../inboxes/_support.ts";
 import { sendRaw, SmtpConversation } from "./_smtp_client.ts";
 import { startSmtpServer } from "../../src/smtp/server.ts";
+import { testSmtpTls } from "../_helpers/smtp_tls.ts";
 import type { Sql } from "../../src/db/client.ts";
 
 const SECRET = "a-webhook-secret-of-some-length";
@@ -332,7 +333,8 @@ Deno.test("internal failures answer 451 (retry later) and never take the listene
     // Every query fails.
     const allFail = new Proxy(app.deps.sql, { apply: down }) as Sql;
     const over = (sql: Sql) => ({ ...app.deps, sql, outbox: createOutbox({ sql, hub: app.deps.hub }) });
-    const listeners = [await startSmtpServer(over(storeFails)), await startSmtpServer(over(allFail))];
+    const tls = { tls: await testSmtpTls() };
+    const listeners = [await startSmtpServer(over(storeFails), tls), await startSmtpServer(over(allFail), tls)];
     try {
       const afterData = await sendRaw(
         listeners[0]!.port,
