@@ -193,8 +193,10 @@ export interface paths {
         /**
          * Update a webhook
          * @description Changes any of `url`, `events`, `secret` (null removes it, so deliveries are unsigned)
-         *     and `active`. Setting `active: true` re-enables a disabled webhook and resets
-         *     `failureCount` to 0; `active: false` disables it. Requires the Pro or Business plan.
+         *     and `active`. A new `secret` (or `null`) replaces the secret at once and ends the overlap of
+         *     a rotation (`POST .../rotate-secret`). Setting `active: true` re-enables a disabled webhook
+         *     and resets `failureCount` to 0, and on a webhook that was inactive emits
+         *     `webhook.enabled`; `active: false` disables it. Requires the Pro or Business plan.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -217,6 +219,40 @@ export interface paths {
          *     Business plan. Limited per account and minute: by default 10 (Pro), 30 (Business).
          */
         post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user-webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description Replaces the webhook's signing secret with `secret`, or with one the service generates
+         *     (`whsec_` + the base64 of 24 random bytes, returned in the answer, once) when `secret` is
+         *     absent, and keeps the secret it replaces signing beside it for `overlapSeconds` (default
+         *     86400, one day; 0 to 604800; 0 ends it at once). Send `{}` for a generated secret and a
+         *     day of overlap.
+         *
+         *     During the overlap every delivery, retry, redelivery and test event carries one `v1,`
+         *     signature per live secret in `webhook-signature`, newest first, separated by a space (as
+         *     Standard Webhooks allows), so a receiver that checks either secret accepts it;
+         *     `X-Webhook-Signature` is keyed with the new secret only. The replaced secret is stored
+         *     encrypted, as the current one is, and is dropped from the signatures once
+         *     `previousSecretExpiresAt` has passed. A rotation during an overlap ends that overlap: only
+         *     the secret it replaces stays live beside the new one. `PATCH` with `secret` (or `null`)
+         *     keeps its meaning, a replacement at once, and ends any overlap. Requires the Pro or
+         *     Business plan.
+         */
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -260,6 +296,38 @@ export interface paths {
          *     Limited per account and minute: by default 30 (Pro), 100 (Business).
          */
         post: operations["redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user-webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover failed deliveries
+         * @description Queues one new attempt (same event `id`, new `X-Delivery-ID`, a fresh retry schedule) for
+         *     every event of the window whose latest attempt on this webhook failed or was cancelled:
+         *     events created from `since` to `until` (both inclusive; `until` defaults to now), oldest
+         *     event first. Events whose latest attempt succeeded, or is still pending or in flight, are
+         *     left alone, so a second recover right after the first queues nothing until one of those
+         *     attempts fails again. The new attempts are sent as any others: the caps per event and per
+         *     webhook and each account's fair share of the delivery slots apply.
+         *
+         *     With `dryRun: true` nothing is queued and the answer is 200 with the count that would be
+         *     (on an inactive webhook too); otherwise 202 with the count queued. A real recover needs an
+         *     active webhook (400 `WEBHOOK_INACTIVE`: enable it first with `PATCH active: true`).
+         *     Counts as one call towards the redelivery limit (`webhook-redeliver`), whatever it
+         *     queues. Requires the Pro or Business plan.
+         */
+        post: operations["recoverDeliveries"];
         delete?: never;
         options?: never;
         head?: never;
@@ -466,7 +534,8 @@ export interface paths {
          * List events
          * @description The account's event log, **oldest first** (commit order), after the `after` cursor: every
          *     `inbox.created`, `inbox.expired` and `message.received` of the account, whether or not a
-         *     webhook subscribes to it, for `EVENT_RETENTION_DAYS` (default 7). Each event is the exact
+         *     webhook subscribes to it, and the operational `webhook.disabled` and `webhook.enabled`
+         *     (not for a key restricted to some inboxes), for `EVENT_RETENTION_DAYS` (default 7). Each event is the exact
          *     envelope a webhook receives (`id`, `type`, `createdAt`, `data`). `nextCursor` is the id of
          *     the last event of the page (null when the page is empty): pass it as `after` to read on.
          *     Every plan.
@@ -691,6 +760,52 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    webhookDisabled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.disabled
+         * @description In the account's event log, on the event stream and forwarded by `listen` when the 5th
+         *     consecutive failure of a webhook disabled it (written in the same transaction as the
+         *     disabling). Never sent to a webhook: it is not a subscribable type. Not in the log of a
+         *     key restricted to some inboxes.
+         */
+        post: operations["webhookDisabledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    webhookEnabled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.enabled
+         * @description In the account's event log, on the event stream and forwarded by `listen` when a webhook
+         *     goes from inactive to active (`PATCH` with `active: true` on a disabled webhook; not when
+         *     it was active already). Never sent to a webhook: it is not a subscribable type. Not in the
+         *     log of a key restricted to some inboxes.
+         */
+        post: operations["webhookEnabledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -772,8 +887,8 @@ export interface components {
         /**
          * @description `inboxes:read` (inboxes, messages, wait, raw, attachments), `inboxes:write` (create and
          *     delete inboxes, delete messages), `webhooks:read` (webhooks, delivery log),
-         *     `webhooks:write` (create, update, delete, test, redeliver), `events:read` (event log and
-         *     stream). Each operation lists the scope it needs in its `security`.
+         *     `webhooks:write` (create, update, delete, test, redeliver, recover, rotate the secret),
+         *     `events:read` (event log and stream). Each operation lists the scope it needs in its `security`.
          * @enum {string}
          */
         Scope: "inboxes:read" | "inboxes:write" | "webhooks:read" | "webhooks:write" | "events:read";
@@ -828,6 +943,13 @@ export interface components {
          * @enum {string}
          */
         DeliveryEventType: "message.received" | "inbox.created" | "inbox.expired" | "test";
+        /**
+         * @description Type of an event of the account's log (`GET /api/events`, the event stream, `listen`): the
+         *     subscribable types, and the operational `webhook.disabled` and `webhook.enabled`, which
+         *     no webhook can subscribe to.
+         * @enum {string}
+         */
+        LogEventType: "message.received" | "inbox.created" | "inbox.expired" | "webhook.disabled" | "webhook.enabled";
         WebhookCreateRequest: {
             /** @description HTTPS URL, publicly reachable. */
             url: string;
@@ -952,7 +1074,8 @@ export interface components {
             /**
              * Format: date-time
              * @description When a pending attempt is due to be sent (for a retry, the time the retry schedule
-             *     chose); null unless `status` is `pending`.
+             *     chose; never before the end of a hold that a receiver's `429` or `503` with
+             *     `Retry-After` put on the webhook); null unless `status` is `pending`.
              */
             nextAttemptAt: string | null;
             /** Format: date-time */
@@ -962,6 +1085,39 @@ export interface components {
             data: components["schemas"]["Delivery"][];
             /** @description Cursor of the next page; null on the last page. */
             nextCursor: string | null;
+        };
+        WebhookSecretRotateRequest: {
+            /**
+             * @description The new secret; when absent the service generates one (`whsec_` + the base64 of 24
+             *     random bytes) and returns it.
+             */
+            secret?: string;
+            /** @description How long the replaced secret keeps signing beside the new one; default 86400. */
+            overlapSeconds?: number;
+        };
+        WebhookSecretRotated: {
+            /** @description The generated secret; present only when the request gave none. Shown once. */
+            secret?: string;
+            /**
+             * Format: date-time
+             * @description Until when the replaced secret signs beside the new one (now when `overlapSeconds` was
+             *     0); null when the webhook had no secret.
+             */
+            previousSecretExpiresAt: string | null;
+        };
+        RecoverRequest: {
+            since: components["schemas"]["TimestampInput"];
+            until?: components["schemas"]["TimestampInput"];
+            /** @description Count what would be queued, queue nothing. */
+            dryRun?: boolean;
+        };
+        RecoverQueued: {
+            /** @description Attempts queued, one per event. */
+            queued: number;
+        };
+        RecoverDryRun: {
+            /** @description Attempts a recover would queue now, one per event. */
+            wouldQueue: number;
         };
         Inbox: {
             id: string;
@@ -1046,10 +1202,14 @@ export interface components {
             /** @description The message's http(s) links in document order, de-duplicated by URL. */
             links: components["schemas"]["Link"][];
         };
-        /** @description An event exactly as a webhook receives it. */
+        /**
+         * @description An event exactly as a webhook (or `listen`'s target) receives it. Besides the subscribable
+         *     types, the log holds `webhook.disabled` and `webhook.enabled`, about the account's
+         *     webhooks (no key restricted to some inboxes sees those).
+         */
         Event: {
             id: string;
-            type: components["schemas"]["EventType"];
+            type: components["schemas"]["LogEventType"];
             /** Format: date-time */
             createdAt: string;
             /** @description The event's data (see the `webhooks` section for each type's fields). */
@@ -1113,6 +1273,23 @@ export interface components {
             webhookId: string;
             message: string;
         };
+        WebhookDisabledData: {
+            webhookId: string;
+            /** @description Where the failing attempt went. */
+            url: string;
+            /** @description The consecutive failures that disabled it (5). */
+            failureCount: number;
+            /** @description The reason of the failure that disabled it, e.g. `HTTP 500` or `timeout`. */
+            lastFailureReason: string;
+            /** Format: date-time */
+            disabledAt: string;
+        };
+        WebhookEnabledData: {
+            webhookId: string;
+            url: string;
+            /** Format: date-time */
+            enabledAt: string;
+        };
         MessageReceivedEvent: {
             /** @description Event ID (`evt_...`), the same on every retry; de-duplicate on it. */
             id: string;
@@ -1170,8 +1347,36 @@ export interface components {
             createdAt: string;
             data: components["schemas"]["TestData"];
         };
-        /** @description Any event delivered to a webhook, discriminated by `type`. */
-        WebhookEvent: components["schemas"]["MessageReceivedEvent"] | components["schemas"]["InboxCreatedEvent"] | components["schemas"]["InboxExpiredEvent"] | components["schemas"]["TestEvent"];
+        WebhookDisabledEvent: {
+            /** @description Event ID (`evt_...`). */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook.disabled";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["WebhookDisabledData"];
+        };
+        WebhookEnabledEvent: {
+            /** @description Event ID (`evt_...`). */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook.enabled";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["WebhookEnabledData"];
+        };
+        /**
+         * @description Any event a receiver is sent, discriminated by `type`: by a webhook (the subscribable
+         *     types and `test`), or by `listen` (every type of the log, `webhook.disabled` and
+         *     `webhook.enabled` included).
+         */
+        WebhookEvent: components["schemas"]["MessageReceivedEvent"] | components["schemas"]["InboxCreatedEvent"] | components["schemas"]["InboxExpiredEvent"] | components["schemas"]["TestEvent"] | components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["WebhookEnabledEvent"];
     };
     responses: {
         /** @description `VALIDATION_ERROR`: malformed JSON or a field failed validation (see `details`). */
@@ -1433,11 +1638,25 @@ export interface components {
             content?: never;
         };
         /**
+         * @description `listen` prints the status on its line for the event and goes on with the next one;
+         *     nothing is retried or counted.
+         */
+        ForwardAnswered: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
          * @description Failure. Any non-2xx answer is a failure (redirects are not followed), and so are a
          *     timeout (10 s), a network error and a refused target address. The reason is stored in `lastFailureReason`, `failureCount` is incremented
          *     and the event is retried with a new `X-Delivery-ID` after +10 s, +1 min, +5 min, +30 min,
-         *     +2 h, +6 h and +24 h (each ±20 % jitter) while the webhook stays active. The 5th
-         *     consecutive failure sets `active` to false and cancels the webhook's pending retries.
+         *     +2 h, +6 h and +24 h (each ±20 % jitter) while the webhook stays active; a `Retry-After`
+         *     (seconds or an HTTP date) pushes that retry later, never earlier. A `429` or `503` with
+         *     `Retry-After` also holds every attempt of the webhook until then (at most 24 hours after
+         *     the answer): nothing is sent to it before, and the schedule still applies where it is
+         *     later. The 5th consecutive failure sets `active` to false, cancels the webhook's pending
+         *     retries and emits `webhook.disabled` (event log and stream only).
          */
         DeliveryFailed: {
             headers: {
@@ -1461,7 +1680,10 @@ export interface components {
         MessageId: string;
         /** @description An event id of this account; only events after it. */
         EventsAfter: string;
-        /** @description A comma list of event types (`message.received,inbox.created`); absent or empty means all. */
+        /**
+         * @description A comma list of event types of the log (`LogEventType`: `message.received,webhook.disabled`);
+         *     absent or empty means all.
+         */
         EventTypes: string;
         /** @description Only messages whose sender (address or display name) contains this, ignoring case. */
         FilterFrom: string;
@@ -1500,6 +1722,8 @@ export interface components {
         XWebhookId: string;
         /** @description The event type, e.g. `message.received`. */
         XWebhookEvent: components["schemas"]["DeliveryEventType"];
+        /** @description The event type, as `listen` forwards every type of the log. */
+        XWebhookLogEvent: components["schemas"]["LogEventType"];
         /** @description Unique ID of this delivery attempt; new for every attempt (retries included). */
         XDeliveryId: string;
         /**
@@ -1524,7 +1748,9 @@ export interface components {
         StandardWebhookTimestamp: number;
         /**
          * @description Present only when the webhook has a secret. Standard Webhooks signature
-         *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed as
+         *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`; during the
+         *     overlap of a secret rotation, one such signature per live secret, newest first, separated
+         *     by a space (a receiver accepts the request when one of them verifies). Each is keyed as
          *     Standard Webhooks libraries read the secret: for a `whsec_<base64>` secret (well-formed
          *     standard base64: `A-Za-z0-9+/`, `=` padding only at the end, a multiple of 4 characters)
          *     the bytes its base64 part decodes to; for any other secret, a `whsec_` one that is not
@@ -2028,6 +2254,40 @@ export interface operations {
             429: components["responses"]["RequestsRateLimited"];
         };
     };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook ID. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretRotateRequest"];
+            };
+        };
+        responses: {
+            /** @description The secret is replaced; the previous one signs beside it until `previousSecretExpiresAt`. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretRotated"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["WebhooksPlanRequired"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
     listDeliveries: {
         parameters: {
             query?: {
@@ -2110,6 +2370,68 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RequestsRateLimited"];
+        };
+    };
+    recoverDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook ID. */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverRequest"];
+            };
+        };
+        responses: {
+            /** @description `dryRun: true`: how many attempts a recover would queue now; nothing was queued. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoverDryRun"];
+                };
+            };
+            /** @description The attempts were queued. */
+            202: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoverQueued"];
+                };
+            };
+            /**
+             * @description - `VALIDATION_ERROR`: a missing or invalid `since`, an invalid `until`, `until` before
+             *       `since`, malformed JSON, unknown fields.
+             *     - `WEBHOOK_INACTIVE`: the webhook is disabled and this is not a dry run; enable it
+             *       first (PATCH `active: true`).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["WebhooksPlanRequired"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RequestsRateLimited"];
         };
@@ -2505,7 +2827,10 @@ export interface operations {
             query?: {
                 /** @description An event id of this account; only events after it. */
                 after?: components["parameters"]["EventsAfter"];
-                /** @description A comma list of event types (`message.received,inbox.created`); absent or empty means all. */
+                /**
+                 * @description A comma list of event types of the log (`LogEventType`: `message.received,webhook.disabled`);
+                 *     absent or empty means all.
+                 */
                 types?: components["parameters"]["EventTypes"];
                 /** @description Page size, 1 to 100. Defaults to 20. */
                 limit?: components["parameters"]["Limit"];
@@ -2547,7 +2872,10 @@ export interface operations {
             query?: {
                 /** @description An event id of this account; only events after it. */
                 after?: components["parameters"]["EventsAfter"];
-                /** @description A comma list of event types (`message.received,inbox.created`); absent or empty means all. */
+                /**
+                 * @description A comma list of event types of the log (`LogEventType`: `message.received,webhook.disabled`);
+                 *     absent or empty means all.
+                 */
                 types?: components["parameters"]["EventTypes"];
             };
             header?: {
@@ -2808,7 +3136,9 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /**
                  * @description Present only when the webhook has a secret. Standard Webhooks signature
-                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed as
+                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`; during the
+                 *     overlap of a secret rotation, one such signature per live secret, newest first, separated
+                 *     by a space (a receiver accepts the request when one of them verifies). Each is keyed as
                  *     Standard Webhooks libraries read the secret: for a `whsec_<base64>` secret (well-formed
                  *     standard base64: `A-Za-z0-9+/`, `=` padding only at the end, a multiple of 4 characters)
                  *     the bytes its base64 part decodes to; for any other secret, a `whsec_` one that is not
@@ -2875,7 +3205,9 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /**
                  * @description Present only when the webhook has a secret. Standard Webhooks signature
-                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed as
+                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`; during the
+                 *     overlap of a secret rotation, one such signature per live secret, newest first, separated
+                 *     by a space (a receiver accepts the request when one of them verifies). Each is keyed as
                  *     Standard Webhooks libraries read the secret: for a `whsec_<base64>` secret (well-formed
                  *     standard base64: `A-Za-z0-9+/`, `=` padding only at the end, a multiple of 4 characters)
                  *     the bytes its base64 part decodes to; for any other secret, a `whsec_` one that is not
@@ -2942,7 +3274,9 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /**
                  * @description Present only when the webhook has a secret. Standard Webhooks signature
-                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed as
+                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`; during the
+                 *     overlap of a secret rotation, one such signature per live secret, newest first, separated
+                 *     by a space (a receiver accepts the request when one of them verifies). Each is keyed as
                  *     Standard Webhooks libraries read the secret: for a `whsec_<base64>` secret (well-formed
                  *     standard base64: `A-Za-z0-9+/`, `=` padding only at the end, a multiple of 4 characters)
                  *     the bytes its base64 part decodes to; for any other secret, a `whsec_` one that is not
@@ -3009,7 +3343,9 @@ export interface operations {
                 "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
                 /**
                  * @description Present only when the webhook has a secret. Standard Webhooks signature
-                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed as
+                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`; during the
+                 *     overlap of a secret rotation, one such signature per live secret, newest first, separated
+                 *     by a space (a receiver accepts the request when one of them verifies). Each is keyed as
                  *     Standard Webhooks libraries read the secret: for a `whsec_<base64>` secret (well-formed
                  *     standard base64: `A-Za-z0-9+/`, `=` padding only at the end, a multiple of 4 characters)
                  *     the bytes its base64 part decodes to; for any other secret, a `whsec_` one that is not
@@ -3032,6 +3368,142 @@ export interface operations {
             "3XX": components["responses"]["DeliveryFailed"];
             "4XX": components["responses"]["DeliveryFailed"];
             "5XX": components["responses"]["DeliveryFailed"];
+        };
+    };
+    webhookDisabledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Always `application/json` (listed for receivers; OpenAPI tools ignore a `Content-Type`
+                 *     header parameter).
+                 */
+                "Content-Type": components["parameters"]["DeliveryContentType"];
+                /**
+                 * @description `<SERVICE_NAME>-Webhook/1.0`, by default `InboxService-Webhook/1.0` (`SERVICE_NAME` is
+                 *     configurable).
+                 */
+                "User-Agent": components["parameters"]["DeliveryUserAgent"];
+                /** @description The webhook configuration ID. */
+                "X-Webhook-ID": components["parameters"]["XWebhookId"];
+                /** @description The event type, as `listen` forwards every type of the log. */
+                "X-Webhook-Event": components["parameters"]["XWebhookLogEvent"];
+                /** @description Unique ID of this delivery attempt; new for every attempt (retries included). */
+                "X-Delivery-ID": components["parameters"]["XDeliveryId"];
+                /**
+                 * @description Present only when the webhook has a secret: `sha256=<hex>`, where `<hex>` is the lowercase
+                 *     hex HMAC-SHA256 of the raw request body, keyed with the UTF-8 bytes of the secret exactly
+                 *     as registered, whatever its form: a `whsec_...` secret is used as the string it is, prefix
+                 *     included, never decoded (GitHub-style verifiers such as `crypto.createHmac("sha256",
+                 *     secret)` take it as it is). Receivers recompute it over the raw body (before any JSON
+                 *     parsing), compare in constant time, and reject requests whose signature is missing or
+                 *     invalid.
+                 */
+                "X-Webhook-Signature"?: components["parameters"]["XWebhookSignature"];
+                /**
+                 * @description Standard Webhooks message id: the event `id` (`evt_...`), the same on every retry; use it
+                 *     to de-duplicate.
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /**
+                 * @description Standard Webhooks timestamp: Unix seconds when this attempt was signed. Refuse attempts
+                 *     too far from the current time to prevent replays.
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /**
+                 * @description Present only when the webhook has a secret. Standard Webhooks signature
+                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`; during the
+                 *     overlap of a secret rotation, one such signature per live secret, newest first, separated
+                 *     by a space (a receiver accepts the request when one of them verifies). Each is keyed as
+                 *     Standard Webhooks libraries read the secret: for a `whsec_<base64>` secret (well-formed
+                 *     standard base64: `A-Za-z0-9+/`, `=` padding only at the end, a multiple of 4 characters)
+                 *     the bytes its base64 part decodes to; for any other secret, a `whsec_` one that is not
+                 *     such base64 included, the secret's UTF-8 bytes. So a Standard Webhooks library takes a
+                 *     `whsec_<base64>` secret as it is, and any other as `whsec_` followed by the base64 of its
+                 *     UTF-8 bytes.
+                 */
+                "webhook-signature"?: components["parameters"]["StandardWebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookDisabledEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["ForwardAnswered"];
+            "4XX": components["responses"]["ForwardAnswered"];
+            "5XX": components["responses"]["ForwardAnswered"];
+        };
+    };
+    webhookEnabledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Always `application/json` (listed for receivers; OpenAPI tools ignore a `Content-Type`
+                 *     header parameter).
+                 */
+                "Content-Type": components["parameters"]["DeliveryContentType"];
+                /**
+                 * @description `<SERVICE_NAME>-Webhook/1.0`, by default `InboxService-Webhook/1.0` (`SERVICE_NAME` is
+                 *     configurable).
+                 */
+                "User-Agent": components["parameters"]["DeliveryUserAgent"];
+                /** @description The webhook configuration ID. */
+                "X-Webhook-ID": components["parameters"]["XWebhookId"];
+                /** @description The event type, as `listen` forwards every type of the log. */
+                "X-Webhook-Event": components["parameters"]["XWebhookLogEvent"];
+                /** @description Unique ID of this delivery attempt; new for every attempt (retries included). */
+                "X-Delivery-ID": components["parameters"]["XDeliveryId"];
+                /**
+                 * @description Present only when the webhook has a secret: `sha256=<hex>`, where `<hex>` is the lowercase
+                 *     hex HMAC-SHA256 of the raw request body, keyed with the UTF-8 bytes of the secret exactly
+                 *     as registered, whatever its form: a `whsec_...` secret is used as the string it is, prefix
+                 *     included, never decoded (GitHub-style verifiers such as `crypto.createHmac("sha256",
+                 *     secret)` take it as it is). Receivers recompute it over the raw body (before any JSON
+                 *     parsing), compare in constant time, and reject requests whose signature is missing or
+                 *     invalid.
+                 */
+                "X-Webhook-Signature"?: components["parameters"]["XWebhookSignature"];
+                /**
+                 * @description Standard Webhooks message id: the event `id` (`evt_...`), the same on every retry; use it
+                 *     to de-duplicate.
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookId"];
+                /**
+                 * @description Standard Webhooks timestamp: Unix seconds when this attempt was signed. Refuse attempts
+                 *     too far from the current time to prevent replays.
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestamp"];
+                /**
+                 * @description Present only when the webhook has a secret. Standard Webhooks signature
+                 *     `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`; during the
+                 *     overlap of a secret rotation, one such signature per live secret, newest first, separated
+                 *     by a space (a receiver accepts the request when one of them verifies). Each is keyed as
+                 *     Standard Webhooks libraries read the secret: for a `whsec_<base64>` secret (well-formed
+                 *     standard base64: `A-Za-z0-9+/`, `=` padding only at the end, a multiple of 4 characters)
+                 *     the bytes its base64 part decodes to; for any other secret, a `whsec_` one that is not
+                 *     such base64 included, the secret's UTF-8 bytes. So a Standard Webhooks library takes a
+                 *     `whsec_<base64>` secret as it is, and any other as `whsec_` followed by the base64 of its
+                 *     UTF-8 bytes.
+                 */
+                "webhook-signature"?: components["parameters"]["StandardWebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEnabledEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["ForwardAnswered"];
+            "4XX": components["responses"]["ForwardAnswered"];
+            "5XX": components["responses"]["ForwardAnswered"];
         };
     };
 }

@@ -30,6 +30,7 @@ import { sweepExpiredInboxes } from "./inboxes/expiry.ts";
 import { createMessageWaiters, type MessageWaiters } from "./messages/waiters.ts";
 import { createEventStreams, type EventStreams } from "./events/streams.ts";
 import { sweepExpiredSessions } from "./auth/session_sweep.ts";
+import { sweepEndedOverlaps } from "./webhooks/overlap_sweep.ts";
 import { sweepExpiredKeys } from "./api_keys/expired_sweep.ts";
 import { sweepOldHits } from "./rate_limit/hit_sweep.ts";
 import { sweepOldLockouts } from "./rate_limit/lockout_sweep.ts";
@@ -122,6 +123,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
     resolver,
     registry: metrics.registry,
     hub,
+    outbox,
     caPem,
     ...(opts.random ? { random: opts.random } : {}),
   });
@@ -168,6 +170,7 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
       { name: "old events", run: (now) => purgeOldEvents({ sql, config }, now) },
       { name: "expired sessions", run: (now) => sweepExpiredSessions({ sql }, now) },
       { name: "expired API keys", run: (now) => sweepExpiredKeys({ sql }, now) },
+      { name: "ended secret overlaps", run: (now) => sweepEndedOverlaps({ sql }, now) },
       { name: "old rate-limit hits", run: (now) => sweepOldHits({ sql }, now) },
       { name: "old login lockouts", run: (now) => sweepOldLockouts({ sql }, now) },
     ],

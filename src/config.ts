@@ -252,7 +252,8 @@ export const EnvSchema = z.object({
     "`POST /api/user-webhooks/{id}/test` per account and minute, by plan (429 `RATE_LIMITED` with `Retry-After` beyond)",
   ),
   REDELIVERIES_PER_MINUTE: perPlan(["pro", "business"], { pro: 30, business: 100 }).describe(
-    "`POST .../deliveries/{deliveryId}/redeliver` per account and minute, by plan (429 `RATE_LIMITED` beyond)",
+    "`POST .../deliveries/{deliveryId}/redeliver` and `POST .../recover` (together, one call each) per account and " +
+      "minute, by plan (429 `RATE_LIMITED` beyond)",
   ),
   COOKIE_SECURE: booleanString.default(true).describe(
     "`false` (or `0`) drops the `Secure` flag of the session cookie (plain-HTTP development)",

@@ -23,6 +23,7 @@ export {
   type WebhookEvent,
   type WebhookEventType,
   type WebhookHeaders,
+  type WebhookSecrets,
   WebhookVerificationError,
   type WebhookVerificationFailure,
 } from "./verify.ts";
@@ -37,14 +38,21 @@ export type ApiKey = Schemas["ApiKey"];
 export type ApiKeyCreated = Schemas["ApiKeyCreated"];
 export type EventType = Schemas["EventType"];
 export type DeliveryEventType = Schemas["DeliveryEventType"];
+/** A type of the event log: the subscribable ones, `webhook.disabled` and `webhook.enabled`. */
+export type LogEventType = Schemas["LogEventType"];
 export type Webhook = Schemas["Webhook"];
 export type WebhookSummary = Schemas["WebhookSummary"];
 export type WebhookCreated = Schemas["WebhookCreated"];
 export type WebhookCreateRequest = Schemas["WebhookCreateRequest"];
 export type WebhookUpdateRequest = Schemas["WebhookUpdateRequest"];
 export type WebhookTestResult = Schemas["WebhookTestResult"];
+export type WebhookSecretRotateRequest = Schemas["WebhookSecretRotateRequest"];
+export type WebhookSecretRotated = Schemas["WebhookSecretRotated"];
 export type Delivery = Schemas["Delivery"];
 export type DeliveryList = Schemas["DeliveryList"];
+export type RecoverRequest = Schemas["RecoverRequest"];
+export type RecoverQueued = Schemas["RecoverQueued"];
+export type RecoverDryRun = Schemas["RecoverDryRun"];
 export type Inbox = Schemas["Inbox"];
 export type InboxCreateRequest = Schemas["InboxCreateRequest"];
 export type InboxList = Schemas["InboxList"];
@@ -59,10 +67,14 @@ export type MessageReceivedEvent = Schemas["MessageReceivedEvent"];
 export type InboxCreatedEvent = Schemas["InboxCreatedEvent"];
 export type InboxExpiredEvent = Schemas["InboxExpiredEvent"];
 export type TestEvent = Schemas["TestEvent"];
+export type WebhookDisabledEvent = Schemas["WebhookDisabledEvent"];
+export type WebhookEnabledEvent = Schemas["WebhookEnabledEvent"];
 export type MessageReceivedData = Schemas["MessageReceivedData"];
 export type InboxCreatedData = Schemas["InboxCreatedData"];
 export type InboxExpiredData = Schemas["InboxExpiredData"];
 export type TestData = Schemas["TestData"];
+export type WebhookDisabledData = Schemas["WebhookDisabledData"];
+export type WebhookEnabledData = Schemas["WebhookEnabledData"];
 
 /** Options of `createClient`. */
 export interface ClientOptions {
@@ -120,6 +132,16 @@ export interface WaitForOptions extends MessageFilter {
   signal?: AbortSignal;
 }
 
+/** Options of `deliveries.recover`: the body, with `since` and `until` as `Date`s or strings. */
+export interface RecoverOptions {
+  /** Events created at or after this instant. */
+  since: Date | string;
+  /** Events created at or before this instant (default: now). */
+  until?: Date | string;
+  /** Count, queue nothing. */
+  dryRun?: boolean;
+}
+
 /** Options of `messages.expectNone`. */
 export interface ExpectNoneOptions extends MessageFilter {
   /** How long nothing may arrive, in ms. */
@@ -133,7 +155,7 @@ export interface EventListQuery {
   /** Only events after this event id. */
   after?: string;
   /** Only these types. */
-  types?: EventType[];
+  types?: LogEventType[];
   limit?: number;
 }
 
@@ -142,7 +164,7 @@ export interface EventStreamOptions {
   /** Replay the stored events after this id first; without it the stream starts live. */
   after?: string;
   /** Only these types. */
-  types?: EventType[];
+  types?: LogEventType[];
   /** Ends the stream (the iterator returns). */
   signal?: AbortSignal;
   /**
@@ -308,6 +330,15 @@ export interface InboxServiceClient {
     delete(webhookId: string): ApiResult<"/api/user-webhooks/{id}", "delete">;
     /** Sends a signed `test` event now and reports the receiver's answer. */
     test(webhookId: string): ApiResult<"/api/user-webhooks/{id}/test", "post">;
+    /**
+     * Replaces the signing secret (with `secret`, or a generated one that
+     * `data.secret` holds); the old one keeps signing beside it for
+     * `overlapSeconds` (default a day), until `data.previousSecretExpiresAt`.
+     */
+    rotateSecret(
+      webhookId: string,
+      body?: WebhookSecretRotateRequest,
+    ): ApiResult<"/api/user-webhooks/{id}/rotate-secret", "post">;
   };
   deliveries: {
     list(webhookId: string, query?: PageQuery): ApiResult<"/api/user-webhooks/{id}/deliveries", "get">;
@@ -315,6 +346,16 @@ export interface InboxServiceClient {
       webhookId: string,
       deliveryId: string,
     ): ApiResult<"/api/user-webhooks/{id}/deliveries/{deliveryId}/redeliver", "post">;
+    /**
+     * Queues again every event since `since` (to `until`) whose latest
+     * attempt on the webhook failed or was cancelled: 202 `{ queued }`, or
+     * with `dryRun: true` 200 `{ wouldQueue }` and nothing queued. Dates may
+     * be given as `Date`s.
+     */
+    recover(
+      webhookId: string,
+      body: RecoverOptions,
+    ): ApiResult<"/api/user-webhooks/{id}/recover", "post">;
   };
   inboxes: {
     create(body?: InboxCreateRequest): ApiResult<"/api/inboxes", "post">;
@@ -539,6 +580,8 @@ export function createClient(options: ClientOptions): InboxServiceClient {
       delete: (webhookId: string) => raw.DELETE("/api/user-webhooks/{id}", { params: id(webhookId) }),
       /** Sends a signed `test` event now and reports the receiver's answer. */
       test: (webhookId: string) => raw.POST("/api/user-webhooks/{id}/test", { params: id(webhookId) }),
+      rotateSecret: (webhookId: string, body: WebhookSecretRotateRequest = {}) =>
+        raw.POST("/api/user-webhooks/{id}/rotate-secret", { params: id(webhookId), body }),
     },
 
     deliveries: {
@@ -547,6 +590,11 @@ export function createClient(options: ClientOptions): InboxServiceClient {
       redeliver: (webhookId: string, deliveryId: string) =>
         raw.POST("/api/user-webhooks/{id}/deliveries/{deliveryId}/redeliver", {
           params: { path: { id: webhookId, deliveryId } },
+        }),
+      recover: (webhookId: string, body: RecoverOptions) =>
+        raw.POST("/api/user-webhooks/{id}/recover", {
+          params: id(webhookId),
+          body: { ...body, since: isoOf(body.since)!, until: isoOf(body.until) },
         }),
     },
 

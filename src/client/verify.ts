@@ -48,6 +48,9 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<WebhookEventType>([
   "inbox.created",
   "inbox.expired",
   "test",
+  // Never sent by a webhook; forwarded by `listen` from the event log.
+  "webhook.disabled",
+  "webhook.enabled",
 ]);
 const encoder = new TextEncoder();
 
@@ -98,22 +101,50 @@ function base64Bytes(text: string): Uint8Array<ArrayBuffer> | null {
 }
 
 /**
+ * A receiver's secrets: the webhook's secret, or during the overlap of a
+ * rotation (`POST /api/user-webhooks/{id}/rotate-secret`) the new one and the
+ * old one, in any order; a delivery is accepted when it verifies with one.
+ */
+export type WebhookSecrets = string | readonly string[];
+
+/** The secrets as a list; an empty list or an empty secret is a configuration mistake (TypeError). */
+function secretList(secrets: WebhookSecrets): readonly string[] {
+  const list = typeof secrets === "string" ? [secrets] : secrets;
+  if (!Array.isArray(list) || list.length === 0) throw new TypeError("At least one webhook secret is needed");
+  return list;
+}
+
+/** The first of `secrets` that `X-Webhook-Signature` verifies with, if any. */
+async function signingSecret(
+  rawBody: string,
+  signatureHeader: string | null | undefined,
+  secrets: WebhookSecrets,
+): Promise<string | undefined> {
+  const keys = await Promise.all(secretList(secrets).map(async (s) => [s, await hmacKey(s, signatureKey)] as const));
+  if (typeof rawBody !== "string" || typeof signatureHeader !== "string") return undefined;
+  const match = SIGNATURE.exec(signatureHeader);
+  if (!match) return undefined;
+  for (const [secret, key] of keys) {
+    if (await crypto.subtle.verify("HMAC", key, hexBytes(match[1]!), encoder.encode(rawBody))) return secret;
+  }
+  return undefined;
+}
+
+/**
  * Checks `X-Webhook-Signature` (`sha256=` + 64 lowercase hex digits of
  * HMAC-SHA256(secret, rawBody), keyed with the secret's UTF-8 bytes as given,
  * a `whsec_...` secret included) against the raw body as received, before any
- * JSON parsing. False when the header is missing, malformed or wrong. Throws a
- * TypeError only for an empty secret (a configuration mistake).
+ * JSON parsing, with the secret or with any of the secrets given (during the
+ * overlap of a rotation the header is keyed with the new secret). False when
+ * the header is missing, malformed or wrong. Throws a TypeError only for no
+ * secret or an empty one (a configuration mistake).
  */
 export async function verifyWebhookSignature(
   rawBody: string,
   signatureHeader: string | null | undefined,
-  secret: string,
+  secret: WebhookSecrets,
 ): Promise<boolean> {
-  const key = await hmacKey(secret, signatureKey);
-  if (typeof rawBody !== "string" || typeof signatureHeader !== "string") return false;
-  const match = SIGNATURE.exec(signatureHeader);
-  if (!match) return false;
-  return await crypto.subtle.verify("HMAC", key, hexBytes(match[1]!), encoder.encode(rawBody));
+  return await signingSecret(rawBody, signatureHeader, secret) !== undefined;
 }
 
 function header(headers: WebhookHeaders, name: string): string | undefined {
@@ -191,12 +222,14 @@ function parseEvent(rawBody: string): WebhookEvent & { createdAt: string } {
  * `webhook-timestamp` of the attempt, so that retries and redeliveries of an
  * older event are still accepted while a captured request replayed later is not.
  * `secret` is the webhook's secret exactly as registered (or as `listen`
- * printed it); each signature is checked with its own scheme's key.
+ * printed it), or during the overlap of a rotation the new and the old one;
+ * each signature is checked with its own scheme's key, both with the secret
+ * that `X-Webhook-Signature` verifies with.
  */
 export async function parseWebhookEvent(
   rawBody: string,
   headers: WebhookHeaders,
-  secret: string,
+  secret: WebhookSecrets,
   options: ParseWebhookOptions = {},
 ): Promise<WebhookEvent> {
   const toleranceSeconds = options.toleranceSeconds ?? 300;
@@ -204,11 +237,12 @@ export async function parseWebhookEvent(
   if (signature === undefined || signature === "") {
     throw new WebhookVerificationError("missing_signature", "Missing X-Webhook-Signature header");
   }
-  if (!await verifyWebhookSignature(rawBody, signature, secret)) {
+  const signedWith = await signingSecret(rawBody, signature, secret);
+  if (signedWith === undefined) {
     throw new WebhookVerificationError("invalid_signature", "Invalid X-Webhook-Signature");
   }
   const event = parseEvent(rawBody);
-  const attemptSeconds = await signedAttemptTime(rawBody, headers, secret);
+  const attemptSeconds = await signedAttemptTime(rawBody, headers, signedWith);
   const nowMs = options.now === undefined ? Date.now() : Number(options.now);
   const eventMs = attemptSeconds === undefined ? Date.parse(event.createdAt) : attemptSeconds * 1000;
   const what = attemptSeconds === undefined ? `createdAt ${event.createdAt}` : `webhook-timestamp ${attemptSeconds}`;

@@ -12,7 +12,8 @@ import type { SigningKeyCache } from "./signing_keys.ts";
 import type { ResultWriter } from "./result_writer.ts";
 import type { OutgoingRequest, WebhookHttpClient } from "./http_client.ts";
 import { judge, type Verdict } from "./verdict.ts";
-import { retryDelayMs } from "./retry_schedule.ts";
+import { holdUntil, retryDelayMs } from "./retry_schedule.ts";
+import { newEvent } from "./outbox.ts";
 import type * as repo from "./repo.ts";
 
 const log = getLogger(["inbox", "deliveries"]);
@@ -39,7 +40,12 @@ export interface DispatcherDeps {
   random?: () => number;
 }
 
-/** Builds the request of an attempt: the stored body, signed when a secret is set; `stop` aborts the send. */
+/**
+ * Builds the request of an attempt: the stored body, signed with each of the
+ * webhook's live secrets (none, its secret, or during the overlap of a
+ * rotation the new one and the one it replaced, which the caller passes only
+ * while it is live); `stop` aborts the send.
+ */
 export async function prepare(
   deps: Pick<DispatcherDeps, "signingKeys" | "serviceName" | "timeoutMs" | "clock">,
   d: {
@@ -50,10 +56,14 @@ export async function prepare(
     payload: string;
     url: string;
     secretCiphertext: string | null;
+    previousSecretCiphertext: string | null;
   },
   stop?: AbortSignal,
 ): Promise<OutgoingRequest> {
-  const secret = d.secretCiphertext === null ? null : await deps.signingKeys.get(d.webhookId, d.secretCiphertext);
+  // Newest first. Each secret's key is cached by its own ciphertext: the set is made afresh for every attempt
+  // from what the claim read, so an overlap that ended or a secret replaced since is never signed with.
+  const sealed = [d.secretCiphertext, d.previousSecretCiphertext].filter((c) => c !== null);
+  const secrets = await Promise.all(sealed.map((c) => deps.signingKeys.get(d.webhookId, c)));
   const headers = buildDeliveryHeaders({
     serviceName: deps.serviceName,
     webhookId: d.webhookId,
@@ -62,7 +72,7 @@ export async function prepare(
     deliveryId: d.id,
     timestamp: Math.floor(deps.clock.now().getTime() / 1000),
     body: d.payload,
-    secret,
+    secrets,
   });
   return { url: d.url, headers, body: d.payload, timeoutMs: deps.timeoutMs, ...(stop ? { signal: stop } : {}) };
 }
@@ -111,8 +121,10 @@ export async function recordWithRetry(
  * Records an attempt's verdict through the result writer (in batches, in the
  * order attempts finish), with the failure accounting: a success
  * resets the webhook's failureCount; a failure increments it and sets
- * lastFailureAt/lastFailureReason, queues the next retry of the schedule, and
- * the 5th in a row disables the webhook and cancels its pending attempts.
+ * lastFailureAt/lastFailureReason, queues the next retry of the schedule,
+ * holds the webhook when the receiver answered 429 or 503 with Retry-After,
+ * and the 5th in a row disables the webhook, cancels its pending attempts and
+ * emits `webhook.disabled`.
  */
 export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verdict: Verdict): Promise<repo.Recorded> {
   const now = deps.clock.now();
@@ -132,7 +144,25 @@ export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verd
   const retry = delay === undefined
     ? undefined
     : { id: newId("dlv", now.getTime()), runAt: new Date(now.getTime() + delay) };
-  return await deps.results.record({ ok: false, result, retry });
+  // Written only if this is the failure that disables the webhook (its ref is the attempt): then always with it.
+  const disabling = {
+    accountId: d.accountId,
+    ref: d.id,
+    event: newEvent("webhook.disabled", {
+      webhookId: d.webhookId,
+      url: d.url,
+      failureCount: DISABLE_AFTER_FAILURES,
+      lastFailureReason: verdict.reason,
+      disabledAt: now.toISOString(),
+    }, now),
+  };
+  return await deps.results.record({
+    ok: false,
+    result,
+    retry,
+    holdUntil: holdUntil(verdict.responseStatus, verdict.retryAfterSeconds, now),
+    disabling,
+  });
 }
 
 /** Runs one claimed attempt through every stage; `stop` (its lease was lost) aborts the send. */
@@ -143,7 +173,7 @@ export async function deliver(
 ): Promise<{ verdict: Verdict; recorded: repo.Recorded }> {
   let verdict: Verdict;
   try {
-    verdict = judge(await deps.http.send(await prepare(deps, d, stop), LOGGED_RESPONSE_CHARS));
+    verdict = judge(await deps.http.send(await prepare(deps, d, stop), LOGGED_RESPONSE_CHARS), deps.clock.now());
   } catch (err) {
     // A secret that no longer decrypts (rotated key) is the operator's problem
     // to see, and the receiver's attempt a failure, not a crash of the queue.

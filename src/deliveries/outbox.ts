@@ -9,7 +9,9 @@
  * NOTIFYs that wake every other instance's queue and event streams. A
  * transaction (`transaction`) collects what its work emits and runs that
  * statement last, before the commit; a change that fits in one statement
- * (SMTP's batches: `statement`) puts its own CTEs before it, in the same
+ * (SMTP's batches, and a batch of delivery results with failures, whose
+ * `webhook.disabled` events are appended only for the failures that disable
+ * their webhook: `statement`) puts its own CTEs before it, in the same
  * statement, one round trip with no transaction. Either way the outbox runs
  * it, and once it has committed wakes this instance's queue and streams
  * itself: no caller has to remember to.
@@ -61,6 +63,12 @@ export interface Outbox {
   statement<R extends object>(change: StatementChange): Promise<R[]>;
   /** Queues a new first attempt of an existing event to one webhook (redelivery). */
   requeue(eventId: string, webhookId: string, now: Date): Promise<string>;
+  /**
+   * Queues a new first attempt, in one statement, of every event of the
+   * window whose latest attempt on the webhook failed or was cancelled, oldest
+   * first (recover); resolves to how many.
+   */
+  recover(webhookId: string, window: repo.RecoverWindow, now: Date): Promise<number>;
 }
 
 /** What a flush tells the outbox: which accounts' logs grew, and whether deliveries were queued. */
@@ -124,6 +132,11 @@ export function createOutbox(deps: { sql: Sql; hub: Pick<NotificationHub, "publi
       await repo.insertRedelivery(deps.sql, { id, eventId, webhookId, runAt: now }, DELIVERY_CHANNEL);
       deps.hub.publishLocal(DELIVERY_CHANNEL);
       return id;
+    },
+    async recover(webhookId, window, now) {
+      const queued = await repo.insertRecovered(deps.sql, webhookId, window, now, DELIVERY_CHANNEL);
+      if (queued > 0) deps.hub.publishLocal(DELIVERY_CHANNEL);
+      return queued;
     },
   };
 }

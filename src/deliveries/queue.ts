@@ -126,12 +126,15 @@ export class DeliveryQueue {
     this.#ticking = true;
     this.#again = false;
     let capped = false;
+    // The last claim's: attempts due now that a receiver's hold keeps back, and when the earliest hold ends.
+    let held: { at: Date; until: Date } | undefined;
     try {
       while (!this.#stopped) {
         const room = this.#o.globalConcurrency - this.#inFlight.size;
         if (room <= 0) break; // A finishing attempt wakes the queue again.
-        const { claimed, heldBack, cancelled } = await this.#claimDetailed(room);
+        const { claimed, heldBack, cancelled, heldUntil, at } = await this.#claimDetailed(room);
         capped ||= heldBack > 0;
+        held = heldUntil === undefined ? undefined : { at, until: heldUntil };
         if (claimed.length + heldBack + cancelled < room) break; // Drained what is due.
         if (claimed.length === 0 && cancelled === 0) break;
       }
@@ -144,12 +147,20 @@ export class DeliveryQueue {
     if (this.#stopped) return;
     if (this.#again) return this.wake();
     if (capped) return this.#schedule(CAPPED_RETRY_MS);
-    await this.#armForNextDue();
+    await this.#armForNextDue(held);
   }
 
-  async #armForNextDue(): Promise<void> {
+  /**
+   * Sleeps until the next due attempt or lease expiry. When the last claim
+   * found attempts due that a hold keeps back, until the earliest hold ends
+   * or something else falls due after that claim, whichever comes first: the
+   * held attempts are due already, and waking for them would claim nothing
+   * until the hold ends.
+   */
+  async #armForNextDue(held?: { at: Date; until: Date }): Promise<void> {
     try {
-      const at = await repo.nextWakeAt(this.#o.sql);
+      const next = await repo.nextWakeAt(this.#o.sql, held?.at);
+      const at = held && (next === null || held.until < next) ? held.until : next;
       const now = this.#o.clock.now().getTime();
       const delay = at ? Math.min(Math.max(0, at.getTime() - now), this.#o.idlePollMs) : this.#o.idlePollMs;
       // Leases are compared with "<": one millisecond past the expiry.
@@ -163,19 +174,17 @@ export class DeliveryQueue {
     return (await this.#claimDetailed(limit)).claimed;
   }
 
-  /** One claim: due rows, minus what the caps hold back. */
-  async #claimDetailed(
-    limit: number,
-  ): Promise<{ claimed: repo.ClaimedDelivery[]; heldBack: number; cancelled: number }> {
-    if (limit <= 0 || this.#stopped) return { claimed: [], heldBack: 0, cancelled: 0 };
+  /** One claim (at `at`): due rows, minus what the caps and holds keep back. */
+  async #claimDetailed(limit: number): Promise<repo.Claim & { at: Date }> {
     const now = this.#o.clock.now();
+    if (limit <= 0 || this.#stopped) return { claimed: [], heldBack: 0, cancelled: 0, heldUntil: undefined, at: now };
     // Off the hot path: a lease only expires when a worker died.
     if (now.getTime() - this.#leaseCheckedAt >= LEASE_CHECK_MS || now.getTime() < this.#leaseCheckedAt) {
       this.#leaseCheckedAt = now.getTime();
       await repo.requeueExpiredLeases(this.#o.sql, now);
     }
     // One round trip: the stored function locks, cancels, counts the caps and marks in flight.
-    const { claimed, heldBack, cancelled } = await repo.claim(
+    const claim = await repo.claim(
       this.#o.sql,
       now,
       limit,
@@ -183,8 +192,8 @@ export class DeliveryQueue {
       this.#o.worker,
       new Date(now.getTime() + LEASE_MS),
     );
-    for (const d of claimed) this.#start(d);
-    return { claimed, heldBack, cancelled };
+    for (const d of claim.claimed) this.#start(d);
+    return { ...claim, at: now };
   }
 
   #start(d: repo.ClaimedDelivery): void {

@@ -19,8 +19,8 @@ import { DeliveryQueue } from "./queue.ts";
 import { SigningKeyCache } from "./signing_keys.ts";
 import { createDeliveryMetrics } from "./metrics.ts";
 import { DELIVERY_CHANNEL } from "./outbox.ts";
-import { recordResults } from "./repo.ts";
-import { ResultWriter } from "./result_writer.ts";
+import type { Outbox } from "./outbox.ts";
+import { recordResults, ResultWriter } from "./result_writer.ts";
 
 /** Spec 6.3 ("Concurrency cap: 3 per trigger"): at most 3 attempts of one event in flight. */
 export const PER_EVENT_CONCURRENCY = 3;
@@ -57,6 +57,8 @@ export interface DeliveryRuntimeDeps {
   resolver: Resolver;
   registry: Registry;
   hub: Pick<NotificationHub, "subscribe">;
+  /** Writes the `webhook.disabled` event of a failure that disables its webhook, with the failure. */
+  outbox: Pick<Outbox, "statement">;
   /** The instance's outage reporter: claims that find the database unreachable go there. */
   databaseOutage: Pick<DatabaseOutage, "absorb">;
   caPem?: string | undefined;
@@ -75,7 +77,7 @@ export function createDeliveryRuntime(deps: DeliveryRuntimeDeps): DeliveryRuntim
     clock: deps.clock,
     signingKeys: new SigningKeyCache((ciphertext, webhookId) => deps.secretBox.open(ciphertext, webhookId)),
     http,
-    results: new ResultWriter((results) => recordResults(deps.sql, worker, DISABLE_AFTER_FAILURES, results)),
+    results: new ResultWriter((results) => recordResults(deps, worker, DISABLE_AFTER_FAILURES, results)),
     serviceName: deps.config.serviceName,
     timeoutMs: deps.config.deliveryTimeoutMs,
     worker,

@@ -1,5 +1,6 @@
 /** Zod schemas of the test endpoint and the delivery log, named as in `openapi.yaml`. */
 import { z } from "@hono/zod-openapi";
+import { TimestampInputSchema } from "../http/schemas.ts";
 import type { DeliveryLogRow } from "./repo.ts";
 
 export const DeliveryEventTypeSchema = z.enum(["message.received", "inbox.created", "inbox.expired", "test"])
@@ -32,6 +33,19 @@ export const DeliveryListSchema = z.object({
   data: z.array(DeliverySchema),
   nextCursor: z.string().nullable(),
 }).openapi("DeliveryList");
+
+export const RecoverRequestSchema = z.strictObject({
+  since: TimestampInputSchema,
+  until: TimestampInputSchema.optional(),
+  dryRun: z.boolean().optional(),
+}).refine((r) => r.until === undefined || Date.parse(r.until) >= Date.parse(r.since), {
+  path: ["until"],
+  message: "Must not be before since",
+}).openapi("RecoverRequest");
+
+export const RecoverQueuedSchema = z.object({ queued: z.number().int() }).openapi("RecoverQueued");
+
+export const RecoverDryRunSchema = z.object({ wouldQueue: z.number().int() }).openapi("RecoverDryRun");
 
 /** The API form of a log row. */
 export function toDeliveryJson(r: DeliveryLogRow): z.infer<typeof DeliverySchema> {

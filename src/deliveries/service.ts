@@ -6,7 +6,7 @@ import type { Clock } from "../shared/clock.ts";
 import { newId } from "../shared/ids.ts";
 import { DEFAULT_PAGE_SIZE, toPage } from "../shared/cursor.ts";
 import { invalidCursor, pagePosition } from "../http/page.ts";
-import type { WebhookRow } from "../webhooks/schemas.ts";
+import { livePreviousSecret, type WebhookRow } from "../webhooks/schemas.ts";
 import type { EventEnvelope, TestData } from "../events/schemas.ts";
 import { prepare } from "./dispatcher.ts";
 import { judge } from "./verdict.ts";
@@ -30,8 +30,9 @@ export interface TestResult {
 
 /**
  * Sends a `test` event now, signed and with the same headers as a real
- * delivery, and reports what came back. It records nothing: failureCount,
- * active and lastTriggeredAt stay as they are (spec 3.1, 4.2).
+ * delivery (with both secrets during the overlap of a rotation), and reports
+ * what came back. It records nothing: failureCount, active, lastTriggeredAt
+ * and the hold stay as they are (spec 3.1, 4.2).
  */
 export async function sendTestEvent(deps: DispatcherDeps, webhook: WebhookRow): Promise<TestResult> {
   const now = deps.clock.now();
@@ -49,9 +50,10 @@ export async function sendTestEvent(deps: DispatcherDeps, webhook: WebhookRow): 
     payload: JSON.stringify(envelope),
     url: webhook.url,
     secretCiphertext: webhook.secretCiphertext,
+    previousSecretCiphertext: livePreviousSecret(webhook, now),
   });
   const outcome = await deps.http.send(request, TEST_BODY_LIMIT);
-  const verdict = judge(outcome);
+  const verdict = judge(outcome, deps.clock.now());
   log.info("Test event sent to webhook {webhookId}: {outcome} in {ms} ms", {
     webhookId: webhook.id,
     outcome: verdict.ok ? `HTTP ${verdict.responseStatus}` : verdict.reason,
@@ -90,6 +92,39 @@ export async function listDeliveries(
   return toPage(rows, limit, (r) => [r.createdAt, r.seq]);
 }
 
+/** 400 WEBHOOK_INACTIVE: attempts are queued only for an active webhook. */
+function inactive(): ApiError {
+  return new ApiError(400, "WEBHOOK_INACTIVE", "Webhook is inactive: enable it first (PATCH active: true)");
+}
+
+/** What a recover did: queued so many attempts, or (a dry run) would have. */
+export type Recovered = { dryRun: false; queued: number } | { dryRun: true; wouldQueue: number };
+
+/**
+ * Queues again every event of the window whose latest attempt on the webhook
+ * failed or was cancelled, oldest first, in one statement through the outbox;
+ * a dry run counts them and queues nothing, on an inactive webhook too. The
+ * window runs from `since` to `until` (now when absent), over the events'
+ * creation times.
+ */
+export async function recover(
+  deps: { sql: Sql; clock: Clock; outbox: Outbox },
+  webhook: WebhookRow,
+  input: { since: string; until?: string | undefined; dryRun?: boolean | undefined },
+): Promise<Recovered> {
+  const now = deps.clock.now();
+  const window = { since: new Date(input.since), until: input.until === undefined ? now : new Date(input.until) };
+  if (input.dryRun) return { dryRun: true, wouldQueue: await repo.countLost(deps.sql, webhook.id, window) };
+  if (!webhook.active) throw inactive();
+  const queued = await deps.outbox.recover(webhook.id, window, now);
+  log.info("{queued} failed or cancelled events since {since} queued again for webhook {webhookId} (recover)", {
+    queued,
+    since: window.since.toISOString(),
+    webhookId: webhook.id,
+  });
+  return { dryRun: false, queued };
+}
+
 /** Queues the event of one of the webhook's deliveries again, as a new attempt, through the outbox. */
 export async function redeliver(
   deps: { sql: Sql; clock: Clock; outbox: Outbox },
@@ -98,9 +133,7 @@ export async function redeliver(
 ): Promise<repo.DeliveryLogRow> {
   const original = await repo.findAttempt(deps.sql, webhook.id, deliveryId);
   if (!original) throw notFound("DELIVERY_NOT_FOUND", "Delivery not found");
-  if (!webhook.active) {
-    throw new ApiError(400, "WEBHOOK_INACTIVE", "Webhook is inactive: enable it first (PATCH active: true)");
-  }
+  if (!webhook.active) throw inactive();
   const id = await deps.outbox.requeue(original.eventId, webhook.id, deps.clock.now());
   log.info("Event {eventId} queued again for webhook {webhookId} as delivery {deliveryId} (redelivery of {of})", {
     eventId: original.eventId,

@@ -72,6 +72,15 @@ export function standardSignature(
   return `v1,${secret.signStandard(`${eventId}.${timestamp}.${body}`).toBase64()}`;
 }
 
+/**
+ * A new webhook secret, as a rotation and `listen` make one: `whsec_` + the
+ * base64 of 24 random bytes (192 bits), which Standard Webhooks libraries
+ * take as it is (`new Webhook(secret)`).
+ */
+export function newWebhookSecret(): string {
+  return `whsec_${crypto.getRandomValues(new Uint8Array(24)).toBase64()}`;
+}
+
 /** Everything that goes into the headers of one attempt. */
 export interface HeaderInput {
   serviceName: string;
@@ -81,12 +90,23 @@ export interface HeaderInput {
   deliveryId: string;
   /** Unix seconds of the attempt. */
   timestamp: number;
-  /** The exact body; signed when `secret` is set. */
+  /** The exact body; signed when there is a secret. */
   body: string;
-  secret: SigningSecret | null;
+  /**
+   * The webhook's live secrets, newest first: none (unsigned), its secret, or
+   * during the overlap of a rotation the new one and the one it replaced.
+   */
+  secrets: readonly SigningSecret[];
 }
 
-/** The headers of one attempt: spec 6.2, plus Standard Webhooks' beside them. */
+/**
+ * The headers of one attempt: spec 6.2, plus Standard Webhooks' beside them.
+ * `X-Webhook-Signature` has room for one signature and is keyed with the
+ * newest secret; `webhook-signature` carries one `v1,` signature per live
+ * secret, newest first, space-separated (as the Standard Webhooks
+ * specification allows), so that a receiver that verifies with either secret
+ * of an overlap accepts the attempt.
+ */
 export function buildDeliveryHeaders(input: HeaderInput): Record<string, string> {
   const headers: Record<string, string> = {
     "Content-Type": "application/json",
@@ -97,9 +117,12 @@ export function buildDeliveryHeaders(input: HeaderInput): Record<string, string>
     "webhook-id": input.eventId,
     "webhook-timestamp": String(input.timestamp),
   };
-  if (input.secret !== null) {
-    headers["X-Webhook-Signature"] = signatureHeader(input.secret, input.body);
-    headers["webhook-signature"] = standardSignature(input.secret, input.eventId, input.timestamp, input.body);
+  const newest = input.secrets[0];
+  if (newest !== undefined) {
+    headers["X-Webhook-Signature"] = signatureHeader(newest, input.body);
+    headers["webhook-signature"] = input.secrets
+      .map((secret) => standardSignature(secret, input.eventId, input.timestamp, input.body))
+      .join(" ");
   }
   return headers;
 }

@@ -4,7 +4,10 @@
  * tenth of a delivery's CPU time in a profile of the delivery benchmark).
  *
  * Keyed by webhook id and stored ciphertext: a new or removed secret is
- * another ciphertext, so a stale key is never used. It holds only signing
+ * another ciphertext, so a stale key is never used. A webhook in the overlap
+ * of a rotation has two entries, one per secret; which of them sign an
+ * attempt is decided by what its claim read (the previous secret only while
+ * it is live), never by what is cached. It holds only signing
  * keys whose bytes are private to the signer (nothing shows them: not JSON,
  * not inspection), and at most `max` of them, the least recently used
  * leaving first.

@@ -31,8 +31,11 @@ export function storableText(text: string): string {
   return text.replaceAll("\0", "\uFFFD").toWellFormed();
 }
 
-/** Judges the outcome of a send. Redirects are failures: they are never followed. */
-export function judge(outcome: SendOutcome): Verdict {
+/**
+ * Judges the outcome of a send, answered at `now` (a `Retry-After` date is
+ * read against it). Redirects are failures: they are never followed.
+ */
+export function judge(outcome: SendOutcome, now: Date): Verdict {
   if (outcome.kind === "error") {
     return {
       ok: false,
@@ -52,12 +55,12 @@ export function judge(outcome: SendOutcome): Verdict {
     responseStatus: status,
     reason,
     durationMs,
-    retryAfterSeconds: parseRetryAfter(outcome.retryAfter),
+    retryAfterSeconds: parseRetryAfter(outcome.retryAfter, now.getTime()),
     responseBody,
   };
 }
 
-/** Reads the `Retry-After` header: delay-seconds or an HTTP date. */
+/** Reads the `Retry-After` header: delay-seconds or an HTTP date, as seconds from `now` (0 for a date past). */
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
   if (!value) return undefined;
   if (/^\d+$/.test(value.trim())) return Number(value.trim());

@@ -68,7 +68,13 @@ export function emittedCte(
  *    psql, twice; the longer the statement the likelier: an SMTP batch
  *    writes its messages before its events). Whatever an emitter locks
  *    itself (inboxes, an account FOR UPDATE) comes before, in its own CTEs
- *    or earlier in its transaction.
+ *    or earlier in its transaction. The delivery results' statement, whose
+ *    own locks are webhooks' rows (deliveries/sql/record_results.sql), takes
+ *    the accounts' rows FOR KEY SHARE before them, so a PATCH that holds an
+ *    account FOR UPDATE and then updates its webhook never waits on it in a
+ *    circle; and it locks them FOR NO KEY UPDATE, which the foreign-key
+ *    checks of a statement's new attempts (FOR KEY SHARE of their webhooks,
+ *    taken under the advisory lock below) do not wait for.
  * 2. An advisory lock per account, held to the commit, in id order.
  * 3. The numbers (`seq`), taken only after every lock: the ORDER BY reads
  *    the whole join, locks included, before a single nextval. So another

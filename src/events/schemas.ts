@@ -5,7 +5,7 @@
  */
 import type { components } from "../../generated/api.d.ts";
 import { z } from "@hono/zod-openapi";
-import { EVENT_TYPES, type EventType, EventTypeSchema } from "../webhooks/schemas.ts";
+import { EVENT_TYPES, type EventType } from "../webhooks/schemas.ts";
 import { PageQuerySchema } from "../http/schemas.ts";
 
 type Schemas = components["schemas"];
@@ -14,13 +14,30 @@ export type InboxCreatedData = Schemas["InboxCreatedData"];
 export type InboxExpiredData = Schemas["InboxExpiredData"];
 export type MessageReceivedData = Schemas["MessageReceivedData"];
 export type TestData = Schemas["TestData"];
+export type WebhookDisabledData = Schemas["WebhookDisabledData"];
+export type WebhookEnabledData = Schemas["WebhookEnabledData"];
 
-/** The data of each subscribable event type. */
+/**
+ * The data of each type of the event log: the subscribable ones, which
+ * webhooks receive, and the operational ones about the account's webhooks,
+ * which only the log, its stream and `listen` carry (no webhook may list
+ * them in its `events`, so the outbox queues no attempt of them).
+ */
 export interface EventDataMap {
   "message.received": MessageReceivedData;
   "inbox.created": InboxCreatedData;
   "inbox.expired": InboxExpiredData;
+  "webhook.disabled": WebhookDisabledData;
+  "webhook.enabled": WebhookEnabledData;
 }
+
+/** The operational types of the log, about the account's webhooks: not subscribable. */
+export const WEBHOOK_EVENT_TYPES = ["webhook.disabled", "webhook.enabled"] as const;
+
+/** Every type of the event log, in the order openapi.yaml's `LogEventType` lists them. */
+export const LOG_EVENT_TYPES = [...EVENT_TYPES, ...WEBHOOK_EVENT_TYPES] as const;
+
+export const LogEventTypeSchema = z.enum(LOG_EVENT_TYPES).openapi("LogEventType");
 
 /** The body of every delivery: `id` is the same on every retry. */
 export interface EventEnvelope<T extends string = string, D = unknown> {
@@ -37,7 +54,7 @@ export type { EventType };
 /** An event as a webhook receives it: exactly `id`, `type`, `createdAt` and `data`. */
 export const EventSchema = z.object({
   id: z.string(),
-  type: EventTypeSchema,
+  type: LogEventTypeSchema,
   createdAt: z.iso.datetime(),
   data: z.record(z.string(), z.unknown()),
 }).openapi("Event");
@@ -47,14 +64,14 @@ export const EventListSchema = z.object({
   nextCursor: z.string().nullable(),
 }).openapi("EventList");
 
-/** `types=message.received,inbox.created`: known event types only; empty or absent means all. */
+/** `types=message.received,webhook.disabled`: types of the log only; empty or absent means all. */
 const typesParam = z.string().max(200).optional().transform((v, ctx) => {
   const types = (v ?? "").split(",").map((t) => t.trim()).filter((t) => t !== "");
-  const unknown = types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
+  const unknown = types.filter((t) => !(LOG_EVENT_TYPES as readonly string[]).includes(t));
   if (unknown.length > 0) {
     ctx.addIssue({
       code: "custom",
-      message: `Unknown event type: ${unknown.join(", ")} (known: ${EVENT_TYPES.join(", ")})`,
+      message: `Unknown event type: ${unknown.join(", ")} (known: ${LOG_EVENT_TYPES.join(", ")})`,
     });
     return z.NEVER;
   }

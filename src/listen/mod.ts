@@ -26,12 +26,17 @@ import { parseArgs } from "node:util";
 import {
   createClient,
   type Event,
-  type EventType,
   InboxServiceError,
+  type LogEventType,
   type StreamOpen,
   type StreamRetry,
 } from "../client/mod.ts";
-import { buildDeliveryHeaders, importSigningKey, type SigningSecret } from "../deliveries/signer.ts";
+import {
+  buildDeliveryHeaders,
+  importSigningKey,
+  newWebhookSecret as newSecret,
+  type SigningSecret,
+} from "../deliveries/signer.ts";
 
 /** What `listen` was asked to do. */
 export interface ListenOptions {
@@ -44,7 +49,7 @@ export interface ListenOptions {
    * Standard Webhooks signature as those libraries read it (`importSigningKey`).
    */
   secret: string;
-  events: EventType[] | undefined;
+  events: LogEventType[] | undefined;
 }
 
 const USAGE = "Usage: deno task listen --forward-to <url> [--events type,...] [--api-key isk_...] " +
@@ -70,7 +75,7 @@ export function readOptions(args: string[], env: (name: string) => string | unde
   const secret = values.secret ?? newSecret();
   // The webhook secret rule (spec 8), so that any secret a webhook may have can be tried here.
   if (secret.length < 16 || secret.length > 256) throw new Error("--secret must be 16 to 256 characters");
-  const events = values.events?.split(",").map((t) => t.trim()).filter((t) => t !== "") as EventType[] | undefined;
+  const events = values.events?.split(",").map((t) => t.trim()).filter((t) => t !== "") as LogEventType[] | undefined;
   return {
     forwardTo,
     apiKey,
@@ -80,10 +85,8 @@ export function readOptions(args: string[], env: (name: string) => string | unde
   };
 }
 
-/** A new local secret: `whsec_` + base64 of 24 random bytes. */
-export function newSecret(): string {
-  return `whsec_${crypto.getRandomValues(new Uint8Array(24)).toBase64()}`;
-}
+/** A new local secret: `whsec_` + base64 of 24 random bytes, as a rotation makes one. */
+export { newSecret };
 
 /** Forwards one event as a real delivery would send it; returns the status (0 when the URL did not answer). */
 export async function forward(
@@ -100,7 +103,7 @@ export async function forward(
     deliveryId: `dlv_listen_${crypto.randomUUID().replaceAll("-", "")}`,
     timestamp: Math.floor(Date.now() / 1000),
     body,
-    secret: key,
+    secrets: [key],
   });
   const started = performance.now();
   try {

@@ -2,8 +2,8 @@
 import type { Db } from "../db/client.ts";
 import type { EventType, WebhookRow } from "./schemas.ts";
 
-const COLUMNS = "id, account_id, url, events, secret_ciphertext, active, failure_count, last_triggered_at, " +
-  "last_failure_at, last_failure_reason, created_at";
+const COLUMNS = "id, account_id, url, events, secret_ciphertext, previous_secret_ciphertext, " +
+  "previous_secret_expires_at, active, failure_count, last_triggered_at, last_failure_at, last_failure_reason, created_at";
 
 /** Inserts a webhook; undefined when the account already has that URL. */
 export async function insertWebhook(
@@ -59,20 +59,84 @@ export interface WebhookChanges {
   active?: boolean;
 }
 
-/** Applies changes to one of the account's webhooks; false when there is none. */
-export async function updateWebhook(db: Db, accountId: string, id: string, c: WebhookChanges): Promise<boolean> {
-  // Enabling always resets the failure count (spec 3.1), even when already active.
+/** A webhook as a PATCH left it, and whether it was active before. */
+export interface UpdatedWebhook {
+  url: string;
+  active: boolean;
+  wasActive: boolean;
+}
+
+/** Applies changes to one of the account's webhooks; undefined when there is none. */
+export async function updateWebhook(
+  db: Db,
+  accountId: string,
+  id: string,
+  c: WebhookChanges,
+): Promise<UpdatedWebhook | undefined> {
+  // Enabling always resets the failure count (spec 3.1), even when already active. A new secret (or none)
+  // replaces the current one at once and ends a rotation's overlap: the replaced secret no longer signs.
+  const secret = c.secretCiphertext !== undefined;
+  const rows = await db<UpdatedWebhook[]>`
+    UPDATE webhooks w SET
+      url = COALESCE(${c.url ?? null}, w.url),
+      events = COALESCE(${c.events ?? null}::text[], w.events),
+      secret_ciphertext = CASE WHEN ${secret} THEN ${c.secretCiphertext ?? null} ELSE w.secret_ciphertext END,
+      previous_secret_ciphertext = CASE WHEN ${secret} THEN NULL ELSE w.previous_secret_ciphertext END,
+      previous_secret_expires_at = CASE WHEN ${secret} THEN NULL ELSE w.previous_secret_expires_at END,
+      active = COALESCE(${c.active ?? null}::boolean, w.active),
+      failure_count = CASE WHEN ${c.active === true} THEN 0 ELSE w.failure_count END
+    FROM (
+      -- The row as it was: the UPDATE's RETURNING sees only the new one.
+      SELECT o.id, o.active FROM webhooks o WHERE o.id = ${id} AND o.account_id = ${accountId} FOR NO KEY UPDATE
+    ) old
+    WHERE w.id = old.id
+    RETURNING w.url, w.active, old.active AS was_active`;
+  return rows[0];
+}
+
+/**
+ * Replaces the webhook's secret with `secretCiphertext`, the one it replaces
+ * signing beside it until `overlapUntil` (not at all when that is not after
+ * `now`); a rotation during an overlap ends it, as the replaced secret is the
+ * only previous one kept. Returns whether there was a secret to keep (so an
+ * overlap), or undefined when the account has no such webhook.
+ */
+export async function rotateSecret(
+  db: Db,
+  accountId: string,
+  id: string,
+  secretCiphertext: string,
+  now: Date,
+  overlapUntil: Date,
+): Promise<{ hadSecret: boolean } | undefined> {
+  const overlap = overlapUntil > now;
+  const rows = await db<{ hadSecret: boolean }[]>`
+    UPDATE webhooks w SET
+      secret_ciphertext = ${secretCiphertext},
+      previous_secret_ciphertext = CASE WHEN ${overlap} THEN old.secret_ciphertext END,
+      previous_secret_expires_at = CASE WHEN ${overlap} AND old.secret_ciphertext IS NOT NULL
+                                   THEN ${overlapUntil}::timestamptz END
+    FROM (
+      -- The secret being replaced (locked: a concurrent rotation replaces the one this one stored).
+      SELECT o.id, o.secret_ciphertext FROM webhooks o WHERE o.id = ${id} AND o.account_id = ${accountId}
+      FOR NO KEY UPDATE
+    ) old
+    WHERE w.id = old.id
+    RETURNING old.secret_ciphertext IS NOT NULL AS had_secret`;
+  return rows[0];
+}
+
+/**
+ * Forgets the previous secrets whose overlap ended at or before `now`: a
+ * replaced secret is kept, encrypted, only while it signs. Returns how many.
+ */
+export async function dropEndedOverlaps(db: Db, now: Date): Promise<number> {
+  // webhooks_previous_secret_idx: only the webhooks in an overlap are read.
   const rows = await db`
-    UPDATE webhooks SET
-      url = COALESCE(${c.url ?? null}, url),
-      events = COALESCE(${c.events ?? null}::text[], events),
-      secret_ciphertext = CASE WHEN ${c.secretCiphertext !== undefined} THEN ${c.secretCiphertext ?? null}
-                          ELSE secret_ciphertext END,
-      active = COALESCE(${c.active ?? null}::boolean, active),
-      failure_count = CASE WHEN ${c.active === true} THEN 0 ELSE failure_count END
-    WHERE id = ${id} AND account_id = ${accountId}
+    UPDATE webhooks SET previous_secret_ciphertext = NULL, previous_secret_expires_at = NULL
+    WHERE previous_secret_expires_at <= ${now}
     RETURNING id`;
-  return rows.length > 0;
+  return rows.length;
 }
 
 /** Deletes one of the account's webhooks; false when there is none. */

@@ -6,6 +6,7 @@ import type { AppEnv } from "../http/env.ts";
 import { createRouter } from "../http/router.ts";
 import { bodyGuards } from "../http/guards.ts";
 import { errorResponses, IdParamSchema, jsonBody, jsonResponse, SuccessSchema } from "../http/schemas.ts";
+import { NoStoreHeaders } from "../http/security_headers.ts";
 import { requireWebhookPlan } from "./plan.ts";
 import { listWebhooks } from "./repo.ts";
 import {
@@ -15,6 +16,8 @@ import {
   WebhookCreatedSchema,
   WebhookCreateRequestSchema,
   WebhookSchema,
+  WebhookSecretRotatedSchema,
+  WebhookSecretRotateRequestSchema,
   WebhookSummarySchema,
   WebhookUpdateRequestSchema,
 } from "./schemas.ts";
@@ -22,6 +25,7 @@ import {
   createWebhook,
   deleteWebhook,
   getWebhook,
+  rotateSecret,
   updateWebhook,
   URL_OR_EVENTS_MESSAGE,
   type WebhookDeps,
@@ -72,6 +76,18 @@ const deleteRoute = createRoute({
   security: securityOf("DELETE /api/user-webhooks/{id}"),
 });
 
+const rotateRoute = createRoute({
+  method: "post",
+  path: "/api/user-webhooks/{id}/rotate-secret",
+  request: { params: IdParamSchema, body: jsonBody(WebhookSecretRotateRequestSchema) },
+  responses: {
+    // The answer may carry the new secret: never kept by a cache.
+    200: { ...jsonResponse("The secret is replaced", WebhookSecretRotatedSchema), headers: NoStoreHeaders },
+    ...errorResponses(400, 401, 403, 404, 413, 415),
+  },
+  security: securityOf("POST /api/user-webhooks/{id}/rotate-secret"),
+});
+
 /** The webhook management routes; `/api` authentication is applied by the app. */
 export function webhookRoutes(deps: WebhookDeps & { config: Pick<Config, "maxBodyBytes"> }): OpenAPIHono<AppEnv> {
   // The spec's own message when the url or events field is what is wrong.
@@ -84,7 +100,12 @@ export function webhookRoutes(deps: WebhookDeps & { config: Pick<Config, "maxBod
   // Its own paths only: the delivery routes under /api/user-webhooks/{id}/ check the plan themselves.
   app.on(["GET", "POST"], "/api/user-webhooks", plan);
   app.on(["GET", "PATCH", "DELETE"], "/api/user-webhooks/:id", plan);
-  app.on(["POST", "PATCH"], ["/api/user-webhooks", "/api/user-webhooks/:id"], ...bodyGuards(deps.config.maxBodyBytes));
+  app.on("POST", "/api/user-webhooks/:id/rotate-secret", plan);
+  app.on(
+    ["POST", "PATCH"],
+    ["/api/user-webhooks", "/api/user-webhooks/:id", "/api/user-webhooks/:id/rotate-secret"],
+    ...bodyGuards(deps.config.maxBodyBytes),
+  );
 
   return app.openapi(listRoute, async (c) => {
     return c.json((await listWebhooks(deps.sql, c.get("principal").accountId)).map(toWebhookSummaryJson), 200);
@@ -96,6 +117,9 @@ export function webhookRoutes(deps: WebhookDeps & { config: Pick<Config, "maxBod
   }).openapi(updateRoute, async (c) => {
     await updateWebhook(deps, c.get("principal").accountId, c.req.valid("param").id, c.req.valid("json"));
     return c.json({ success: true as const }, 200);
+  }).openapi(rotateRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    return c.json(await rotateSecret(deps, c.get("principal").accountId, id, c.req.valid("json")), 200);
   }).openapi(deleteRoute, async (c) => {
     await deleteWebhook(deps, c.get("principal").accountId, c.req.valid("param").id);
     return c.json({ success: true as const }, 200);

@@ -27,6 +27,16 @@ export const WebhookUpdateRequestSchema = z.strictObject({
   active: z.boolean().optional(),
 }).openapi("WebhookUpdateRequest");
 
+export const WebhookSecretRotateRequestSchema = z.strictObject({
+  secret: Secret.optional(),
+  overlapSeconds: z.number().int().min(0).max(604_800).optional(),
+}).openapi("WebhookSecretRotateRequest");
+
+export const WebhookSecretRotatedSchema = z.object({
+  secret: z.string().optional(),
+  previousSecretExpiresAt: z.iso.datetime().nullable(),
+}).openapi("WebhookSecretRotated");
+
 export const WebhookCreatedSchema = z.object({
   id: z.string(),
   url: z.string(),
@@ -53,13 +63,16 @@ export const WebhookSchema = z.object({
   lastFailureReason: z.string().nullable(),
 }).openapi("Webhook");
 
-/** A webhook as stored (the secret only as ciphertext). */
+/** A webhook as stored (the secrets only as ciphertext). */
 export interface WebhookRow {
   id: string;
   accountId: string;
   url: string;
   events: EventType[];
   secretCiphertext: string | null;
+  /** The secret a rotation replaced, which signs beside the current one until `previousSecretExpiresAt`. */
+  previousSecretCiphertext: string | null;
+  previousSecretExpiresAt: Date | null;
   active: boolean;
   failureCount: number;
   lastTriggeredAt: Date | null;
@@ -69,6 +82,14 @@ export interface WebhookRow {
 }
 
 const iso = (d: Date | null): string | null => d?.toISOString() ?? null;
+
+/** The previous secret's ciphertext while its overlap lasts at `now`, else null (as the claim reads it). */
+export function livePreviousSecret(
+  w: Pick<WebhookRow, "previousSecretCiphertext" | "previousSecretExpiresAt">,
+  now: Date,
+): string | null {
+  return w.previousSecretExpiresAt !== null && w.previousSecretExpiresAt > now ? w.previousSecretCiphertext : null;
+}
 
 /** The creation response: spec 4.2's five fields. */
 export function toWebhookCreatedJson(w: WebhookRow): z.infer<typeof WebhookCreatedSchema> {

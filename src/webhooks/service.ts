@@ -13,6 +13,8 @@ import { checkWebhookUrl, type UrlCheckOptions } from "../url_safety/check_url.t
 import { isLoopbackHost } from "../url_safety/address.ts";
 import { lockAccount } from "../accounts/repo.ts";
 import { checkAndRecord, type Policy } from "../rate_limit/limiter.ts";
+import type { Outbox } from "../deliveries/outbox.ts";
+import { newWebhookSecret } from "../deliveries/signer.ts";
 import * as repo from "./repo.ts";
 import type { EventType, WebhookRow } from "./schemas.ts";
 
@@ -28,7 +30,12 @@ export interface WebhookDeps {
   clock: Clock;
   secretBox: SecretBox;
   urlCheck: UrlCheckOptions;
+  /** Emits `webhook.enabled` with the PATCH that enables a webhook. */
+  outbox: Pick<Outbox, "transaction">;
 }
+
+/** A rotation keeps the replaced secret signing for a day unless asked otherwise (Svix's and Stripe's default). */
+export const DEFAULT_OVERLAP_SECONDS = 86_400;
 
 const notFoundError = () => notFound("WEBHOOK_NOT_FOUND", "Webhook not found");
 const duplicateError = () => new ApiError(400, "DUPLICATE_WEBHOOK_URL", "Webhook URL already registered");
@@ -103,7 +110,12 @@ export async function getWebhook(deps: Pick<WebhookDeps, "sql">, accountId: stri
   return row;
 }
 
-/** Applies a PATCH; `active: true` also resets failureCount (spec 3.1). */
+/**
+ * Applies a PATCH; `active: true` also resets failureCount (spec 3.1) and, on
+ * a webhook that was inactive, emits `webhook.enabled` in the same
+ * transaction. A new secret (or `null`) replaces the secret at once and ends
+ * the overlap of a rotation.
+ */
 export async function updateWebhook(
   deps: WebhookDeps,
   accountId: string,
@@ -124,15 +136,58 @@ export async function updateWebhook(
   }
   if (input.active !== undefined) changes.active = input.active;
   try {
-    await deps.sql.begin(async (tx) => {
+    await deps.outbox.transaction(async (tx, emit) => {
+      // Also keeps a failure from disabling the webhook meanwhile: recording one locks the account FOR KEY SHARE
+      // (deliveries/sql/record_results.sql), so whether this PATCH enables it is read from the latest row.
       await lockAccount(tx, accountId);
       if (changes.url !== undefined && await repo.urlTaken(tx, accountId, changes.url, id)) throw duplicateError();
-      if (!await repo.updateWebhook(tx, accountId, id, changes)) throw notFoundError();
+      const updated = await repo.updateWebhook(tx, accountId, id, changes);
+      if (!updated) throw notFoundError();
+      if (updated.active && !updated.wasActive) {
+        const now = deps.clock.now();
+        await emit(
+          accountId,
+          "webhook.enabled",
+          { webhookId: id, url: updated.url, enabledAt: now.toISOString() },
+          now,
+        );
+      }
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw duplicateError();
     throw err;
   }
+}
+
+/** What a rotation answers: the generated secret (only when the request chose none), and the overlap's end. */
+export interface RotatedSecret {
+  secret?: string;
+  /** Until when the replaced secret signs beside the new one; null when there was none. */
+  previousSecretExpiresAt: string | null;
+}
+
+/**
+ * Rotates one of the account's webhook secrets: `secret`, or a generated one
+ * returned to the caller, becomes the current secret, sealed as any secret
+ * is; the one it replaces signs beside it for `overlapSeconds`. 404 for
+ * another account's or an unknown webhook.
+ */
+export async function rotateSecret(
+  deps: WebhookDeps,
+  accountId: string,
+  id: string,
+  input: { secret?: string | undefined; overlapSeconds?: number | undefined },
+): Promise<RotatedSecret> {
+  const secret = input.secret ?? newWebhookSecret();
+  const now = deps.clock.now();
+  const until = new Date(now.getTime() + (input.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS) * 1000);
+  const sealed = await deps.secretBox.seal(secret, id);
+  const rotated = await repo.rotateSecret(deps.sql, accountId, id, sealed, now, until);
+  if (!rotated) throw notFoundError();
+  return {
+    ...(input.secret === undefined ? { secret } : {}),
+    previousSecretExpiresAt: rotated.hadSecret ? until.toISOString() : null,
+  };
 }
 
 /** Deletes one of the account's webhooks; 404 otherwise. */

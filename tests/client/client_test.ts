@@ -19,6 +19,8 @@ import {
 } from "../../src/client/mod.ts";
 import { sendMail } from "../messages/_support.ts";
 import { ADMIN_TOKEN, newApiKey } from "../_helpers/app.ts";
+import { Webhook as StandardWebhook } from "npm:standardwebhooks@1.1.1";
+import { standardWebhooksKeyOf } from "../_helpers/secret_forms.ts";
 import { startHarness } from "../_helpers/harness.ts";
 
 // Compile-time checks that openapi-fetch's typing comes through the wrappers.
@@ -249,6 +251,32 @@ Deno.test("the client drives every operation of the real service", async (t) => 
       assert.ok(page.nextCursor);
       const next = ok(await c.deliveries.list(webhookId, { limit: 1, cursor: page.nextCursor }), 200);
       assert.notEqual(next.data[0]?.id, page.data[0]?.id);
+    });
+
+    await t.step("deliveries: recover what failed (nothing has), a dry run and a real one", async () => {
+      const c = keyed();
+      const since = new Date(Date.now() - 3_600_000);
+      assert.deepEqual(ok(await c.deliveries.recover(webhookId, { since, dryRun: true }), 200), { wouldQueue: 0 });
+      assert.deepEqual(ok(await c.deliveries.recover(webhookId, { since, until: new Date() }), 202), { queued: 0 });
+      expectError(await c.deliveries.recover(webhookId, { since, until: new Date(0) }), 400, "VALIDATION_ERROR");
+    });
+
+    await t.step("webhooks: rotate the secret; during the overlap a test event verifies with either", async () => {
+      const c = keyed();
+      const rotated = ok(await c.webhooks.rotateSecret(webhookId), 200);
+      assert.match(rotated.secret!, /^whsec_[A-Za-z0-9+/]{32}$/);
+      assert.ok(Date.parse(rotated.previousSecretExpiresAt!) > Date.now() + 86_000_000, "a day of overlap");
+      const before = receiver.requests.length;
+      ok(await c.webhooks.test(webhookId), 200);
+      const [request] = (await receiver.waitFor(before + 1)).slice(before);
+      const event = await parseWebhookEvent(request!.body, request!.headers, rotated.secret!);
+      assert.equal(event.type, "test");
+      new StandardWebhook(rotated.secret!).verify(request!.body, request!.headers);
+      new StandardWebhook(standardWebhooksKeyOf({ secret: SECRET, decoded: false })).verify(
+        request!.body,
+        request!.headers,
+      );
+      expectError(await c.webhooks.rotateSecret(webhookId, { overlapSeconds: -1 }), 400, "VALIDATION_ERROR");
     });
 
     await t.step("the CI loop: waitFor a code, expectNone, raw, attachments, delete", async () => {

@@ -40,7 +40,7 @@ async function deliveryHeaders(body: string, timestamp = NOW / 1000, secret: str
       deliveryId: "dlv_1",
       timestamp,
       body,
-      secret: secret === null ? null : await importSigningKey(secret),
+      secrets: secret === null ? [] : [await importSigningKey(secret)],
     }),
   );
 }
@@ -262,4 +262,29 @@ Deno.test("a whsec_<base64> secret: an X-Webhook-Signature keyed with its decode
   await rejects(parseWebhookEvent(body, utf8Keyed, secret, { now: NOW }), "invalid_signature", /webhook-signature/);
   // And what the service sends for it is accepted.
   assert.ok(await parseWebhookEvent(body, await deliveryHeaders(body, NOW / 1000, secret), secret, { now: NOW }));
+});
+
+Deno.test("during a rotation's overlap: both secrets given, in any order; the old one alone fails X-Webhook-Signature", async () => {
+  const OLD = "the-old-secret-0123456789";
+  const body = eventBody();
+  // As the service signs during the overlap: the new secret first, then the old one.
+  const headers = new Headers(
+    buildDeliveryHeaders({
+      serviceName: "InboxService",
+      webhookId: "wh_1",
+      eventId: "evt_0123456789",
+      eventType: "inbox.created",
+      deliveryId: "dlv_1",
+      timestamp: NOW / 1000,
+      body,
+      secrets: [importSigningKey(SECRET), importSigningKey(OLD)],
+    }),
+  );
+  for (const secrets of [[SECRET, OLD], [OLD, SECRET], [SECRET]]) {
+    assert.deepEqual(await parseWebhookEvent(body, headers, secrets, { now: NOW }), JSON.parse(body), secrets.join());
+    assert.equal(await verifyWebhookSignature(body, headers.get("x-webhook-signature"), secrets), true);
+  }
+  await rejects(parseWebhookEvent(body, headers, [OLD], { now: NOW }), "invalid_signature", /X-Webhook-Signature/);
+  assert.equal(await verifyWebhookSignature(body, headers.get("x-webhook-signature"), [OLD]), false);
+  await assert.rejects(verifyWebhookSignature(body, headers.get("x-webhook-signature"), []), TypeError);
 });

@@ -70,12 +70,17 @@ const _webhookUpdate: Equals<z.input<typeof W.WebhookUpdateRequestSchema>, Schem
 const _webhookCreated: Equals<z.output<typeof W.WebhookCreatedSchema>, Schemas["WebhookCreated"]> = true;
 const _webhookSummary: Equals<z.output<typeof W.WebhookSummarySchema>, Schemas["WebhookSummary"]> = true;
 const _webhook: Equals<z.output<typeof W.WebhookSchema>, Schemas["Webhook"]> = true;
+const _rotate: Equals<z.input<typeof W.WebhookSecretRotateRequestSchema>, Schemas["WebhookSecretRotateRequest"]> = true;
+const _rotated: Equals<z.output<typeof W.WebhookSecretRotatedSchema>, Schemas["WebhookSecretRotated"]> = true;
 
 // Deliveries.
 const _deliveryEventType: Equals<z.output<typeof D.DeliveryEventTypeSchema>, Schemas["DeliveryEventType"]> = true;
 const _testResult: Equals<z.output<typeof D.WebhookTestResultSchema>, Schemas["WebhookTestResult"]> = true;
 const _delivery: Equals<z.output<typeof D.DeliverySchema>, Schemas["Delivery"]> = true;
 const _deliveryList: Equals<z.output<typeof D.DeliveryListSchema>, Schemas["DeliveryList"]> = true;
+const _recover: Equals<z.input<typeof D.RecoverRequestSchema>, Schemas["RecoverRequest"]> = true;
+const _recovered: Equals<z.output<typeof D.RecoverQueuedSchema>, Schemas["RecoverQueued"]> = true;
+const _recoverDryRun: Equals<z.output<typeof D.RecoverDryRunSchema>, Schemas["RecoverDryRun"]> = true;
 
 // Inboxes and messages.
 const _inboxCreate: Equals<z.input<typeof I.InboxCreateRequestSchema>, Schemas["InboxCreateRequest"]> = true;
@@ -87,6 +92,10 @@ const _attachment: Equals<z.output<typeof M.AttachmentSchema>, Schemas["Attachme
 const _message: Equals<z.output<typeof M.MessageSchema>, Schemas["Message"]> = true;
 const _link: Equals<z.output<typeof M.LinkSchema>, Schemas["Link"]> = true;
 const _event: Equals<z.output<typeof E.EventSchema>, Schemas["Event"]> = true;
+const _logEventType: Equals<z.output<typeof E.LogEventTypeSchema>, Schemas["LogEventType"]> = true;
+// What the outbox emits for each type of the log is what openapi.yaml documents for it.
+const _disabledData: Equals<E.EventDataMap["webhook.disabled"], Schemas["WebhookDisabledEvent"]["data"]> = true;
+const _enabledData: Equals<E.EventDataMap["webhook.enabled"], Schemas["WebhookEnabledEvent"]["data"]> = true;
 const _eventList: Equals<z.output<typeof E.EventListSchema>, Schemas["EventList"]> = true;
 
 Deno.test("schema types: values typed by the generated types pass the zod schemas", () => {

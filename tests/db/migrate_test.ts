@@ -283,6 +283,7 @@ const RELEASED: Record<string, string> = {
     "7f20ea4359915e7e8b2323bf70c69d32568e3a78ab5847057f4ac378dcf3f9cc",
   "src/db/migrations/0015_open_requests.sql": "c9644b2efde7de979221905f7c8d2732514e2f51d95482613758f148701e3edd",
   "src/db/migrations/0016_scoped_keys.sql": "bd80b8371e286a848cff567bce1f68ef1d09d6c59024f7135a7834cdd600333c",
+  "src/db/migrations/0017_webhook_operations.sql": "11c3fa73e66edf5b38ff2d59cf6d4255a5e928a6ec8662b1b21170e22b5df5e9",
 };
 
 Deno.test("released migrations never change (their checksums are pinned)", async () => {

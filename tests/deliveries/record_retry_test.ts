@@ -10,9 +10,11 @@ import assert from "node:assert/strict";
 import type { Sql } from "../../src/db/client.ts";
 import { DISABLE_AFTER_FAILURES, type DispatcherDeps, recordWithRetry } from "../../src/deliveries/dispatcher.ts";
 import type { Verdict } from "../../src/deliveries/verdict.ts";
-import { ResultWriter } from "../../src/deliveries/result_writer.ts";
-import * as repo from "../../src/deliveries/repo.ts";
+import { recordResults, ResultWriter } from "../../src/deliveries/result_writer.ts";
+import { createOutbox } from "../../src/deliveries/outbox.ts";
+import type * as repo from "../../src/deliveries/repo.ts";
 import { createWebhook } from "../_helpers/app.ts";
+import { interceptQueries } from "../_helpers/queries.ts";
 import { claimExactly, type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
 
 const WORKER = "test-host:1:record";
@@ -20,19 +22,9 @@ const SUCCESS: Verdict = { ok: true, responseStatus: 204, durationMs: 12, respon
 
 /** `sql` whose first `failures` queries fail as if the server had gone away. */
 function flaky(sql: Sql, failures: number): { sql: Sql; calls: () => number } {
-  let calls = 0;
-  const proxy = new Proxy(sql, {
-    apply(target, thisArg, args) {
-      calls++;
-      if (calls <= failures) {
-        return Promise.reject(
-          Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }),
-        );
-      }
-      return Reflect.apply(target, thisArg, args);
-    },
-  });
-  return { sql: proxy, calls: () => calls };
+  const down = () => Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+  const { sql: proxy, queries } = interceptQueries(sql, (n) => n <= failures ? down() : undefined);
+  return { sql: proxy, calls: queries };
 }
 
 /** One attempt to the fixture's receiver, claimed by WORKER with a lease of `leaseMs`. */
@@ -48,7 +40,8 @@ async function claimOne(f: DeliveryFixture, leaseMs: number): Promise<repo.Claim
 
 /** The app's dispatcher, recording as WORKER through `sql`. */
 function dispatcherOn(f: DeliveryFixture, sql: Sql): DispatcherDeps {
-  const results = new ResultWriter((batch) => repo.recordResults(sql, WORKER, DISABLE_AFTER_FAILURES, batch));
+  const outbox = createOutbox({ sql, hub: f.app.deps.hub });
+  const results = new ResultWriter((batch) => recordResults({ sql, outbox }, WORKER, DISABLE_AFTER_FAILURES, batch));
   return { ...f.app.deps.deliveries.dispatcher, sql, results, worker: WORKER };
 }
 

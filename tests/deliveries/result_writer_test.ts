@@ -5,8 +5,9 @@
  * the batch's order.
  */
 import assert from "node:assert/strict";
-import { ResultWriter } from "../../src/deliveries/result_writer.ts";
-import * as repo from "../../src/deliveries/repo.ts";
+import { recordResults, ResultWriter } from "../../src/deliveries/result_writer.ts";
+import { newEvent } from "../../src/deliveries/outbox.ts";
+import type * as repo from "../../src/deliveries/repo.ts";
 import { createWebhook } from "../_helpers/app.ts";
 import { T0 } from "../_helpers/clock.ts";
 import { claimExactly, type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
@@ -21,8 +22,13 @@ function success(id: string, s = 0, responseBody: string | null = "ok"): repo.Re
   };
 }
 
-/** A failure finished at T0 + `s` seconds, its reason `HTTP 500 #s`, and its retry `dlv_retry_s` unless `retry` is false. */
+/**
+ * A failure finished at T0 + `s` seconds, its reason `HTTP 500 #s`, and its
+ * retry `dlv_retry_s` unless `retry` is false; the `webhook.disabled` event it
+ * would announce is on a stand-in account (`ownedBy` puts it on the fixture's).
+ */
 function failure(id: string, s: number, retry = true): repo.ResultToRecord {
+  const data = { webhookId: "wh_x", url: "https://x", failureCount: 5, lastFailureReason: `HTTP 500 #${s}` };
   return {
     ok: false,
     result: {
@@ -35,7 +41,17 @@ function failure(id: string, s: number, retry = true): repo.ResultToRecord {
       finishedAt: at(s),
     },
     retry: retry ? { id: `dlv_retry_${s}`, runAt: new Date(T0 + 60_000) } : undefined,
+    disabling: {
+      accountId: "acc_stand_in",
+      ref: id,
+      event: newEvent("webhook.disabled", { ...data, disabledAt: at(s).toISOString() }, at(s)),
+    },
   };
+}
+
+/** `r` with the event it would announce on the fixture's account (an event needs a real one). */
+function ownedBy(f: DeliveryFixture, r: repo.ResultToRecord): repo.ResultToRecord {
+  return r.ok ? r : { ...r, disabling: { ...r.disabling, accountId: f.user.id } };
 }
 
 /** A write that waits until released, recording every batch it was given; ids starting with "lost" are lost. */
@@ -154,7 +170,7 @@ async function statuses(f: DeliveryFixture, webhookId: string): Promise<Map<stri
 
 /** What one call of recordResults did with `batch`, in the batch's order. */
 async function record(f: DeliveryFixture, batch: repo.ResultToRecord[]): Promise<(repo.Recorded | undefined)[]> {
-  const recorded = await repo.recordResults(f.db.sql, "me", 5, batch);
+  const recorded = await recordResults(f.app.deps, "me", 5, batch.map((r) => ownedBy(f, r)));
   return batch.map((r) => recorded.get(r.result.id));
 }
 
@@ -200,8 +216,8 @@ Deno.test("a batch of failures counts each in order: a retry, the disabling one,
   try {
     // ids[5] stays pending: disabling the webhook cancels it.
     const { webhookId, ids } = await attemptsOf(f, 3, { held: 4, others: 1, pending: 1 });
-    const writer = new ResultWriter((batch) => repo.recordResults(f.db.sql, "me", 5, batch));
-    const outcomes = await Promise.all([0, 1, 2, 3, 4].map((i) => writer.record(failure(ids[i]!, i))));
+    const writer = new ResultWriter((batch) => recordResults(f.app.deps, "me", 5, batch));
+    const outcomes = await Promise.all([0, 1, 2, 3, 4].map((i) => writer.record(ownedBy(f, failure(ids[i]!, i)))));
     assert.deepEqual(outcomes, ["retry_scheduled", "disabled", "failed_final", "failed_final", "lost"]);
 
     const hook = await hookOf(f, webhookId);
@@ -321,6 +337,22 @@ Deno.test("lost attempts among a mixed batch count for nothing: a lost success e
       [["in_flight", lease.getTime(), null], ["in_flight", lease.getTime(), null]],
       "the other worker's attempts are untouched",
     );
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("a call as the previous release makes it (eleven arguments, no hold) still records", async () => {
+  const f = await deliveryFixture();
+  try {
+    const { webhookId, ids } = await attemptsOf(f, 0, { held: 1 });
+    const rows = await f.db.sql<{ id: string; outcome: string }[]>`
+      SELECT * FROM deliveries_record_results('me', 5, ${[ids[0]!]}::text[], '{f}'::boolean[], '{500}'::int[],
+        '{3}'::int[], '{"HTTP 500"}'::text[], ${[at(1).toISOString()]}::timestamptz[], '{no}'::text[],
+        '{dlv_retry_old}'::text[], ${[at(60).toISOString()]}::timestamptz[])`;
+    assert.deepEqual(rows.map((r) => [r.id, r.outcome]), [[ids[0], "retry_scheduled"]]);
+    const [hook] = await f.db.sql`SELECT failure_count, hold_until FROM webhooks WHERE id = ${webhookId}`;
+    assert.deepEqual([hook!.failureCount, hook!.holdUntil], [1, null]);
   } finally {
     await f.close();
   }

@@ -44,7 +44,7 @@ Deno.test("headers: exactly spec 6.2 plus Standard Webhooks', signed only with a
     timestamp: 1700000000,
     body,
   };
-  const signed = await buildDeliveryHeaders({ ...input, secret: await key(secret) });
+  const signed = await buildDeliveryHeaders({ ...input, secrets: [await key(secret)] });
   assert.deepEqual(Object.keys(signed).sort(), [
     "Content-Type",
     "User-Agent",
@@ -65,7 +65,7 @@ Deno.test("headers: exactly spec 6.2 plus Standard Webhooks', signed only with a
   assert.equal(signed["webhook-timestamp"], "1700000000");
   assert.equal(signed["X-Webhook-Signature"], await signatureHeader(await key(secret), body));
 
-  const unsigned = await buildDeliveryHeaders({ ...input, secret: null });
+  const unsigned = await buildDeliveryHeaders({ ...input, secrets: [] });
   assert.equal(unsigned["X-Webhook-Signature"], undefined);
   assert.equal(unsigned["webhook-signature"], undefined);
   assert.equal(unsigned["X-Delivery-ID"], "dlv_1");
@@ -85,7 +85,7 @@ Deno.test("a whsec_<base64> secret: X-Webhook-Signature keyed with the whole str
     deliveryId: "dlv_1",
     timestamp,
     body,
-    secret: importSigningKey(whsec),
+    secrets: [importSigningKey(whsec)],
   });
   assert.equal(headers["X-Webhook-Signature"], `sha256=${createHmac("sha256", whsec).update(body).digest("hex")}`);
   assert.equal(headers["X-Webhook-Signature"], `sha256=${await hmacHex(whsec, body)}`);
@@ -124,4 +124,26 @@ Deno.test("the signing key shows nothing of either key", () => {
     [JSON.stringify(key), Deno.inspect(key, { showHidden: true }), Object.keys(key), Object.values(key)],
     ["{}", "SigningSecret {}", [], []],
   );
+});
+
+Deno.test("two live secrets (a rotation's overlap): one v1 signature each, newest first; X-Webhook-Signature the newest's", () => {
+  const newest = `whsec_${new Uint8Array(24).fill(9).toBase64()}`;
+  const older = "the-secret-it-replaced-0123";
+  const headers = buildDeliveryHeaders({
+    serviceName: "InboxService",
+    webhookId: "wh_1",
+    eventId: "evt_1",
+    eventType: "inbox.created",
+    deliveryId: "dlv_1",
+    timestamp: 1700000000,
+    body,
+    secrets: [key(newest), key(older)],
+  });
+  const message = `evt_1.1700000000.${body}`;
+  assert.equal(
+    headers["webhook-signature"],
+    `v1,${createHmac("sha256", new Uint8Array(24).fill(9)).update(message).digest("base64")} ` +
+      `v1,${createHmac("sha256", older).update(message).digest("base64")}`,
+  );
+  assert.equal(headers["X-Webhook-Signature"], `sha256=${createHmac("sha256", newest).update(body).digest("hex")}`);
 });

@@ -21,8 +21,8 @@ const OUT = new URL("./out/", import.meta.url);
 /** Sidebar groups (the tags of openapi.yaml) and operation summaries each must list. */
 const GROUPS: Record<string, string[]> = {
   "API keys": ["Create an API key", "List API keys", "Revoke an API key"],
-  Webhooks: ["List webhooks", "Create a webhook", "Update a webhook", "Send a test event"],
-  Deliveries: ["List deliveries", "Redeliver an event"],
+  Webhooks: ["List webhooks", "Create a webhook", "Update a webhook", "Rotate the signing secret", "Send a test event"],
+  Deliveries: ["List deliveries", "Redeliver an event", "Recover failed deliveries"],
   Inboxes: ["Create an inbox", "List inboxes", "Delete an inbox"],
   Messages: ["Wait for a message", "List messages", "Get a message", "Get the raw message", "Download an attachment"],
   Events: ["List events", "Stream events"],
@@ -30,7 +30,7 @@ const GROUPS: Record<string, string[]> = {
   Service: ["Liveness probe", "Readiness probe"],
 };
 /** The `webhooks` section of openapi.yaml: one entry per event type. */
-const EVENTS = ["message.received", "inbox.created", "inbox.expired", "test"];
+const EVENTS = ["message.received", "inbox.created", "inbox.expired", "test", "webhook.disabled", "webhook.enabled"];
 
 Deno.test("GET /docs renders the API reference offline in Chromium", async () => {
   const db = await createTestDb();

@@ -19,7 +19,7 @@ import { waitUntil } from "../_helpers/wait.ts";
 import { collectLines } from "../_helpers/process.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { startTcpProxy } from "../_helpers/tcp_proxy.ts";
-import { connectionCause, forward, newSecret, readOptions } from "../../src/listen/mod.ts";
+import { connectionCause, forward, listen, newSecret, readOptions } from "../../src/listen/mod.ts";
 import { importSigningKey } from "../../src/deliveries/signer.ts";
 import { generateApiKey } from "../../src/api_keys/key_format.ts";
 import { UNAUTHORIZED_HINTS } from "../../src/auth/hints.ts";
@@ -321,4 +321,59 @@ Deno.test("--secret takes any webhook secret (16 to 256 characters); without it 
   for (const secret of ["a".repeat(15), "x".repeat(257), ""]) {
     assert.throws(() => read("--secret", secret), /--secret must be 16 to 256 characters/);
   }
+});
+
+Deno.test("listen forwards webhook.disabled and webhook.enabled, signed, and parseWebhookEvent takes them", async () => {
+  await withService({ systemClock: true, receiver: true, user: "pro" }, async ({ app, user, receiver }) => {
+    const { key } = await newApiKey(app, user);
+    const got: { body: string; headers: Headers }[] = [];
+    const local = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+      got.push({ body: await req.text(), headers: req.headers });
+      return new Response("ok");
+    });
+    const stop = new AbortController();
+    const printed: string[] = [];
+    const options = readOptions(
+      ["--forward-to", `http://127.0.0.1:${local.addr.port}/hooks`, "--base-url", app.baseUrl],
+      (name) => name === "INBOX_API_KEY" ? key : undefined,
+    );
+    const following = listen(options, stop.signal, { print: (l) => printed.push(l), warn: (l) => printed.push(l) })
+      .catch((err) => {
+        if (!stop.signal.aborted) throw err;
+      });
+    try {
+      await waitUntil(() => printed.some((l) => l.startsWith("Ready")), 10_000, () => printed.join("\n"));
+      receiver.respond({ status: 500 });
+      const res = await app.request("/api/user-webhooks", {
+        method: "POST",
+        json: { url: receiver.url("/down"), events: ["inbox.created"] },
+        cookie: user.cookie,
+      });
+      const { id } = await res.json();
+      for (let i = 0; i < 5; i++) {
+        (await app.request("/api/inboxes", { method: "POST", json: {}, cookie: user.cookie })).body?.cancel();
+      }
+      await app.deps.deliveries.queue.drain();
+      (await app.request(`/api/user-webhooks/${id}`, { method: "PATCH", json: { active: true }, cookie: user.cookie }))
+        .body?.cancel();
+      await waitUntil(() => got.length === 7, 10_000, () => `${got.length} forwarded\n${printed.join("\n")}`);
+      const events = [];
+      for (const { body, headers } of got) events.push(await parseWebhookEvent(body, headers, options.secret));
+      assert.deepEqual(events.map((e) => e.type), [
+        ...Array(5).fill("inbox.created"),
+        "webhook.disabled",
+        "webhook.enabled",
+      ]);
+      const disabled = events[5]!;
+      if (disabled.type === "webhook.disabled") {
+        assert.deepEqual([disabled.data.webhookId, disabled.data.failureCount], [id, 5]);
+      }
+      assert.equal(got[5]!.headers.get("x-webhook-event"), "webhook.disabled");
+      assert.ok(printed.some((l) => /webhook\.disabled evt_\S+ -> 200/.test(l)), printed.join("\n"));
+    } finally {
+      stop.abort();
+      await following;
+      await local.shutdown();
+    }
+  });
 });

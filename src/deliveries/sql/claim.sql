@@ -16,17 +16,23 @@
 -- of what the other accounts leave of the slots (divided among the accounts of
 -- this claim and one more), and never more than p_per_account.
 --
--- Its cap of one event was named p_per_trigger until this release: a
--- parameter's name is part of what CREATE OR REPLACE cannot change, so the
--- function is dropped first (the previous release calls it by position, and
--- still can). The same for deliveries_claim below.
+-- The previous secret of a webhook comes back only while its overlap lasts
+-- (previous_secret_expires_at after p_now): the attempt is signed with it
+-- beside the current one (deliveries/dispatcher.ts `prepare`).
+--
+-- A parameter's name and the columns of RETURNS TABLE are part of what
+-- CREATE OR REPLACE cannot change (its cap of one event was named
+-- p_per_trigger once; the previous secret is a column added since), so the
+-- function is dropped first, at every start: the previous release calls it by
+-- position and reads the columns it knows by name, and still can. The same
+-- for deliveries_claim below.
 DROP FUNCTION IF EXISTS deliveries_mark_in_flight(text[], int, int, int, int, timestamptz, text, timestamptz);
 CREATE OR REPLACE FUNCTION deliveries_mark_in_flight(
   p_ids text[], p_per_event int, p_per_webhook int, p_per_account int, p_slots int,
   p_now timestamptz, p_worker text, p_lease_until timestamptz
 ) RETURNS TABLE (
   id text, event_id text, webhook_id text, account_id text, attempt int, event_type text, payload text,
-  url text, secret_ciphertext text, lease_until timestamptz
+  url text, secret_ciphertext text, lease_until timestamptz, previous_secret_ciphertext text
 ) LANGUAGE plpgsql
 -- Index scans whatever the statistics say. A queue table's statistics are
 -- always behind (a backlog of thousands queued since the last ANALYZE, or a
@@ -84,7 +90,8 @@ BEGIN
   FROM fit_all c, events e, webhooks w
   WHERE c.slot <= p_per_event AND d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
   RETURNING d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type, e.payload,
-    w.url, w.secret_ciphertext, d.lease_until;
+    w.url, w.secret_ciphertext, d.lease_until,
+    CASE WHEN w.previous_secret_expires_at > p_now THEN w.previous_secret_ciphertext END;
 END
 $$;
 
@@ -93,7 +100,14 @@ $$;
 -- webhook was disabled since they were queued, marks the others in flight
 -- within the caps, and returns them, then one last row with id NULL that
 -- counts the locked rows the caps held back and the cancelled ones (the queue
--- claims again soon when something was held back).
+-- claims again soon when something was held back), and tells when the
+-- earliest hold ends of the webhooks with due attempts that a receiver's
+-- Retry-After holds (NULL when none).
+--
+-- A held webhook (hold_until after p_now) is skipped as one at its cap is:
+-- none of its attempts is locked or sent, whatever their run_at, until the
+-- hold ends. Its attempts keep their place in the due order, so the head of
+-- the queue may hold them; the scan passes over them as over capped ones.
 --
 -- The accounts of the locked rows are locked too, in id order (so claims
 -- locking overlapping sets do not deadlock): no other instance counts or adds
@@ -107,7 +121,8 @@ CREATE OR REPLACE FUNCTION deliveries_claim(
   p_worker text, p_lease_until timestamptz, p_window int
 ) RETURNS TABLE (
   id text, event_id text, webhook_id text, account_id text, attempt int, event_type text, payload text,
-  url text, secret_ciphertext text, lease_until timestamptz, held_back int, cancelled int
+  url text, secret_ciphertext text, lease_until timestamptz, previous_secret_ciphertext text, held_back int,
+  cancelled int, held_until timestamptz
 ) LANGUAGE plpgsql
 -- As for deliveries_mark_in_flight: index scans whatever the statistics say.
 SET enable_seqscan = off
@@ -116,6 +131,8 @@ AS $$
 DECLARE
   full_events text[];
   full_webhooks text[];
+  held_hooks text[];
+  hold_ends timestamptz;
   candidates text[];
   locked text[];
   inactive text[];
@@ -138,6 +155,17 @@ BEGIN
       SELECT w.id FROM webhooks w JOIN held h ON h.account_id = w.account_id
       WHERE h.n >= LEAST(p_per_account, GREATEST(1, (p_slots - (h.total - h.n)) / 2)))
   INTO full_events, full_webhooks;
+
+  -- The webhooks a receiver holds now (webhooks_hold_idx: only those that
+  -- ever had a hold are read), skipped with the full ones; and when the
+  -- earliest hold of those with an attempt due ends, for the queue's timer.
+  held_hooks := ARRAY(SELECT w.id FROM webhooks w WHERE w.hold_until > p_now);
+  IF cardinality(held_hooks) > 0 THEN
+    full_webhooks := full_webhooks || held_hooks;
+    SELECT min(w.hold_until) INTO hold_ends FROM webhooks w
+    WHERE w.id = ANY(held_hooks) AND EXISTS (
+      SELECT 1 FROM deliveries d WHERE d.status = 'pending' AND d.webhook_id = w.id AND d.run_at <= p_now);
+  END IF;
 
   -- The head of the queue, oldest first: each row that no cap holds back is
   -- locked as the scan reaches it (SKIP LOCKED: another claim has it), and
@@ -210,11 +238,12 @@ BEGIN
       locked := ARRAY(SELECT l FROM unnest(locked) WITH ORDINALITY AS u(l, n) WHERE NOT (l = ANY(inactive)) ORDER BY n);
     END IF;
 
-    RETURN QUERY SELECT m.*, NULL::int, NULL::int FROM deliveries_mark_in_flight(
+    RETURN QUERY SELECT m.*, NULL::int, NULL::int, NULL::timestamptz FROM deliveries_mark_in_flight(
       locked, p_per_event, p_per_webhook, p_per_account, p_slots, p_now, p_worker, p_lease_until) m;
     GET DIAGNOSTICS claimed = ROW_COUNT;
   END IF;
   RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::text, NULL::int, NULL::text, NULL::text,
-    NULL::text, NULL::text, NULL::timestamptz, cardinality(locked) - claimed, cardinality(inactive);
+    NULL::text, NULL::text, NULL::timestamptz, NULL::text, cardinality(locked) - claimed, cardinality(inactive),
+    hold_ends;
 END
 $$;

@@ -15,6 +15,13 @@
 DROP FUNCTION IF EXISTS deliveries_record_failures(
   text, int, text[], int[], int[], text[], timestamptz[], text[], text[], timestamptz[]);
 
+-- The signature before p_hold_until: dropped so that one function of the
+-- name remains, which a call with the eleven arguments of the previous
+-- release still reaches (p_hold_until has a default). A no-op on a database
+-- upgraded already.
+DROP FUNCTION IF EXISTS deliveries_record_results(
+  text, int, text[], boolean[], int[], int[], text[], timestamptz[], text[], text[], timestamptz[]);
+
 -- Every result of a batch, as if recorded one after the other in the batch's
 -- order. An attempt this worker no longer holds records nothing ('lost').
 -- Otherwise:
@@ -32,11 +39,24 @@ DROP FUNCTION IF EXISTS deliveries_record_failures(
 -- The webhook's `last_triggered_at` becomes the finish time of its last result
 -- of the batch, or, when successes come last, the latest of those successes
 -- (a batch of successes only: the latest of them); `last_failure_at` and
--- `last_failure_reason` those of its last failure. One row comes back per
--- result (id, outcome); p_retry_ids and p_retry_at of a success are ignored.
+-- `last_failure_reason` those of its last failure; `hold_until` the latest of
+-- its own and the failures' p_hold_until (a receiver's 429 or 503 with
+-- Retry-After: the claim sends nothing to the webhook until then). One row
+-- comes back per result (id, outcome); p_retry_ids, p_retry_at and
+-- p_hold_until of a success are ignored.
+--
+-- The caller runs this call as the first CTE of a statement that appends a
+-- `webhook.disabled` event for each result that comes back 'disabled'
+-- (deliveries/repo.ts `recordResults`, through the outbox): so the event
+-- commits with the disabling, written by the one writer of events
+-- (events/repo.ts `appendEventsCtes`), whose locks come after this
+-- function's. The locks here are taken in the order that writer documents:
+-- the accounts' rows FOR KEY SHARE first (it takes them again, a no-op), then
+-- the webhooks' rows, then its advisory locks.
 CREATE OR REPLACE FUNCTION deliveries_record_results(
   p_worker text, p_disable_after int, p_ids text[], p_ok boolean[], p_statuses int[], p_durations int[],
-  p_errors text[], p_finished timestamptz[], p_bodies text[], p_retry_ids text[], p_retry_at timestamptz[]
+  p_errors text[], p_finished timestamptz[], p_bodies text[], p_retry_ids text[], p_retry_at timestamptz[],
+  p_hold_until timestamptz[] DEFAULT NULL
 ) RETURNS TABLE (id text, outcome text) LANGUAGE plpgsql
 -- Lookups of a few rows by primary key whatever the statistics say (see deliveries_claim).
 SET enable_seqscan = off
@@ -65,19 +85,37 @@ BEGIN
   -- 1.1 ms to one recording 64. Its webhooks are then updated in no set
   -- order, as successes always were: a deadlock with another instance's
   -- batch fails one of the two writes, which `recordWithRetry` tries again.
+  --
+  -- Before the webhooks, their accounts FOR KEY SHARE, in id order: a
+  -- failure may disable its webhook, and the statement then appends its
+  -- event, which locks the account so (events/repo.ts). Taken only then, that
+  -- lock would come after the webhook's and wait behind a PATCH that holds
+  -- the account FOR UPDATE (accounts/repo.ts `lockAccount`) and waits for the
+  -- webhook: a deadlock. The webhooks FOR NO KEY UPDATE, the lock of the
+  -- UPDATE below, which serialises recordings as FOR UPDATE did but lets the
+  -- foreign-key checks of an emitter's new attempts (FOR KEY SHARE of the
+  -- webhook) through: such an emitter holds its account's advisory lock,
+  -- which the event of a disabling waits for.
   IF false = ANY(p_ok) THEN
+    PERFORM 1 FROM accounts a
+    WHERE a.id IN (
+      SELECT w.account_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(p_ids))
+    ORDER BY a.id FOR KEY SHARE OF a;
     SELECT array_agg(l.id), array_agg(l.failure_count), array_agg(l.active)
     INTO hook_ids, hook_counts, hook_active
     FROM (
       SELECT w.id, w.failure_count, w.active FROM webhooks w
       WHERE w.id IN (SELECT d.webhook_id FROM deliveries d WHERE d.id = ANY(p_ids))
-      ORDER BY w.id FOR UPDATE OF w
+      ORDER BY w.id FOR NO KEY UPDATE OF w
     ) l;
   END IF;
 
   WITH r AS (
-    SELECT * FROM unnest(p_ids, p_ok, p_statuses, p_durations, p_errors, p_finished, p_bodies, p_retry_ids, p_retry_at)
-      WITH ORDINALITY AS r(id, ok, response_status, duration_ms, error, finished_at, body, retry_id, retry_at, ord)
+    -- A NULL p_hold_until (the previous release's call) is an empty array, which unnest pads with NULLs.
+    SELECT * FROM unnest(p_ids, p_ok, p_statuses, p_durations, p_errors, p_finished, p_bodies, p_retry_ids, p_retry_at,
+      p_hold_until)
+      WITH ORDINALITY AS r(id, ok, response_status, duration_ms, error, finished_at, body, retry_id, retry_at,
+        hold_until, ord)
   ), closed AS (
     UPDATE deliveries d SET status = CASE WHEN r.ok THEN 'succeeded' ELSE 'failed' END,
       response_status = r.response_status, duration_ms = r.duration_ms,
@@ -85,7 +123,8 @@ BEGIN
       response_body = r.body
     FROM r
     WHERE d.id = r.id AND d.status = 'in_flight' AND d.claimed_by = p_worker
-    RETURNING d.id, d.webhook_id, d.event_id, d.attempt, r.ok, r.ord, r.error, r.finished_at, r.retry_id, r.retry_at
+    RETURNING d.id, d.webhook_id, d.event_id, d.attempt, r.ok, r.ord, r.error, r.finished_at, r.retry_id, r.retry_at,
+      r.hold_until
   ), numbered AS (
     -- Each webhook's results in the batch's order: its successes (s) and failures (f) so far.
     SELECT c.*, h.active, h.failure_count, count(*) FILTER (WHERE c.ok) OVER w AS s,
@@ -121,14 +160,17 @@ BEGIN
       last_triggered_at = COALESCE(g.last_success_at, g.last_failure_at),
       last_failure_at = COALESCE(g.last_failure_at, w.last_failure_at),
       last_failure_reason = CASE WHEN g.failed THEN g.last_error ELSE w.last_failure_reason END,
-      active = w.active AND NOT g.reached
+      active = w.active AND NOT g.reached,
+      -- GREATEST ignores NULLs: a hold only ever lengthens here.
+      hold_until = GREATEST(w.hold_until, g.hold_until)
     FROM (
       -- Each filter on `last` or `last_failure` matches one row: plain aggregates, no sort per webhook.
       SELECT j.webhook_id, max(j.failures) FILTER (WHERE j.ord = j.last) AS failures,
         max(j.finished_at) FILTER (WHERE j.ok AND j.ord > COALESCE(j.last_failure, 0)) AS last_success_at,
         max(j.finished_at) FILTER (WHERE j.ord = j.last_failure) AS last_failure_at,
         max(j.error) FILTER (WHERE j.ord = j.last_failure) AS last_error,
-        bool_or(NOT j.ok) AS failed, bool_or(NOT j.ok AND j.failures >= p_disable_after) AS reached
+        bool_or(NOT j.ok) AS failed, bool_or(NOT j.ok AND j.failures >= p_disable_after) AS reached,
+        max(j.hold_until) FILTER (WHERE NOT j.ok) AS hold_until
       FROM judged j GROUP BY j.webhook_id
     ) g
     WHERE w.id = g.webhook_id
