@@ -165,19 +165,18 @@ export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verd
   });
 }
 
-/** Runs one claimed attempt through every stage; `stop` (its lease was lost) aborts the send. */
-export async function deliver(
-  deps: DispatcherDeps,
-  d: repo.ClaimedDelivery,
-  stop?: AbortSignal,
-): Promise<{ verdict: Verdict; recorded: repo.Recorded }> {
-  let verdict: Verdict;
+/**
+ * The exchange of one claimed attempt: prepare (sign) and send, judged; `stop`
+ * (its lease was lost) aborts the send. Never rejects: a request that cannot
+ * be prepared is a failed attempt.
+ */
+export async function send(deps: DispatcherDeps, d: repo.ClaimedDelivery, stop?: AbortSignal): Promise<Verdict> {
   try {
-    verdict = judge(await deps.http.send(await prepare(deps, d, stop), LOGGED_RESPONSE_CHARS), deps.clock.now());
+    return judge(await deps.http.send(await prepare(deps, d, stop), LOGGED_RESPONSE_CHARS), deps.clock.now());
   } catch (err) {
     // A secret that no longer decrypts (rotated key) is the operator's problem
     // to see, and the receiver's attempt a failure, not a crash of the queue.
-    verdict = {
+    return {
       ok: false,
       responseStatus: null,
       reason: `Could not prepare the delivery: ${(err as Error).message}`,
@@ -186,6 +185,14 @@ export async function deliver(
       responseBody: null,
     };
   }
+}
+
+/** Records the verdict of an attempt's exchange (`send`) and says what became of it in the log. */
+export async function complete(
+  deps: DispatcherDeps,
+  d: repo.ClaimedDelivery,
+  verdict: Verdict,
+): Promise<repo.Recorded> {
   const recorded = await recordWithRetry(deps, d, verdict);
   // The queue runs each attempt with its delivery and webhook ids as log
   // context. Never the URL (it may hold a token), the body or the secret.
@@ -212,5 +219,15 @@ export async function deliver(
       });
     }
   }
-  return { verdict, recorded };
+  return recorded;
+}
+
+/** Runs one claimed attempt through every stage: its exchange, then its result recorded. */
+export async function deliver(
+  deps: DispatcherDeps,
+  d: repo.ClaimedDelivery,
+  stop?: AbortSignal,
+): Promise<{ verdict: Verdict; recorded: repo.Recorded }> {
+  const verdict = await send(deps, d, stop);
+  return { verdict, recorded: await complete(deps, d, verdict) };
 }

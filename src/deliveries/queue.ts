@@ -1,9 +1,20 @@
 /**
  * The in-process queue. PostgreSQL is the source of truth; this only decides
  * when to claim. It claims right after a wake-up (a local emit, a NOTIFY from
- * another instance, a finished attempt), at the next due retry, or when a
- * lease runs out, and never holds more than the global cap in flight, nor
- * more than `perEvent` attempts of one event across all instances.
+ * another instance, a finished exchange), at the next due retry, or when a
+ * lease runs out, and never has more than the global cap of exchanges under
+ * way, nor more than `perEvent` attempts of one event in flight across all
+ * instances.
+ *
+ * An attempt has two parts: its HTTP exchange (`send`) and the recording of
+ * its result (`complete`, which the result writer batches with others: one
+ * completer for the process). Its slot is free as soon as the exchange ends,
+ * so the next exchange does not wait for the commit; its row stays in flight
+ * in the database, and its lease held, until the result has committed, so the
+ * caps, which count rows in flight over all instances, are never exceeded
+ * (they hold an attempt a little longer than its exchange, never shorter),
+ * and an instance that dies between the two sends the attempt again once the
+ * lease runs out (at least once).
  */
 import { getLogger, withContext } from "@logtape/logtape";
 import type { Sql } from "../db/client.ts";
@@ -17,7 +28,7 @@ import { LEASE_MS, LeaseKeeper } from "./lease_keeper.ts";
 const log = getLogger(["inbox", "deliveries"]);
 
 /** How the queue behaves. */
-export interface QueueOptions {
+export interface QueueOptions<S> {
   sql: Sql;
   clock: Clock;
   /** This instance's claim owner id. */
@@ -26,8 +37,10 @@ export interface QueueOptions {
   globalConcurrency: number;
   /** Attempts in flight over all instances: per event (spec 6.3: 3), per webhook, per account. */
   caps: repo.Caps;
-  /** Runs one attempt to the end (send and record); `stop` aborts when its lease is lost. */
-  deliver(d: repo.ClaimedDelivery, stop: AbortSignal): Promise<unknown>;
+  /** The HTTP exchange of one attempt; `stop` aborts when its lease is lost. Its slot is free once this settles. */
+  send(d: repo.ClaimedDelivery, stop: AbortSignal): Promise<S>;
+  /** Records what `send` got; the attempt stays in flight (its lease held) until this settles. */
+  complete(d: repo.ClaimedDelivery, sent: S): Promise<unknown>;
   /** Where a claim that finds the database unreachable is reported (one warning per outage, not one per claim). */
   databaseOutage: Pick<DatabaseOutage, "absorb">;
   /** Longest sleep when nothing is known to be due (a safety net under NOTIFY). */
@@ -41,9 +54,12 @@ const REFILL_DELAY_MS = 2;
 /** Expired leases are looked for at most this often (the sweep does it too). */
 const LEASE_CHECK_MS = 500;
 
-export class DeliveryQueue {
-  readonly #o: Required<QueueOptions>;
+export class DeliveryQueue<S = unknown> {
+  readonly #o: Required<QueueOptions<S>>;
+  /** Attempts whose exchange is under way: the slots taken. */
   readonly #inFlight = new Map<string, Promise<void>>();
+  /** Attempts not finished yet, their result not committed: exchanges under way, and results being recorded. */
+  readonly #unfinished = new Map<string, Promise<void>>();
   readonly #leases: LeaseKeeper;
   #ticking = false;
   #again = false;
@@ -53,7 +69,7 @@ export class DeliveryQueue {
   #timerAt = Infinity;
   #leaseCheckedAt = -Infinity;
 
-  constructor(options: QueueOptions) {
+  constructor(options: QueueOptions<S>) {
     this.#o = { idlePollMs: 60_000, ...options };
     this.#leases = new LeaseKeeper({ sql: options.sql, clock: options.clock, worker: options.worker });
   }
@@ -78,11 +94,12 @@ export class DeliveryQueue {
 
   /**
    * Claims once, up to the free capacity, and waits for those attempts to
-   * finish. Returns how many it claimed. Tests drive the queue with this.
+   * finish, results recorded. Returns how many it claimed. Tests drive the
+   * queue with this.
    */
   async runOnce(): Promise<number> {
     const claimed = await this.#claim(this.#o.globalConcurrency - this.#inFlight.size);
-    await Promise.all(claimed.map((d) => this.#inFlight.get(d.id)));
+    await Promise.all(claimed.map((d) => this.#unfinished.get(d.id)));
     return claimed.length;
   }
 
@@ -90,19 +107,22 @@ export class DeliveryQueue {
   async drain(): Promise<void> {
     while (true) {
       const n = await this.runOnce();
-      if (n === 0 && this.#inFlight.size === 0) return;
-      if (n === 0) await Promise.race(this.#inFlight.values());
+      if (n === 0 && this.#unfinished.size === 0) return;
+      if (n === 0) await Promise.race(this.#unfinished.values());
     }
   }
 
-  /** Stops claiming, waits for attempts in flight (each bounded by its timeout), and releases the rest. */
+  /**
+   * Stops claiming, waits for attempts in flight to finish, results
+   * recorded (each bounded by its timeout), and releases the rest.
+   */
   async stop(graceMs: number): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    await withTimeout(Promise.allSettled(this.#inFlight.values()), graceMs, () => []);
+    await withTimeout(Promise.allSettled(this.#unfinished.values()), graceMs, () => []);
     // Whatever did not finish goes back to the queue for another instance (or
     // this one after a restart) instead of waiting for its lease to run out.
-    await repo.releaseClaims(this.#o.sql, this.#o.worker, [...this.#inFlight.keys()]);
+    await repo.releaseClaims(this.#o.sql, this.#o.worker, [...this.#unfinished.keys()]);
     this.#leases.close();
   }
 
@@ -199,18 +219,26 @@ export class DeliveryQueue {
   #start(d: repo.ClaimedDelivery): void {
     // Every line logged for this attempt names it and its webhook.
     const stop = this.#leases.hold(d);
+    let exchanged: () => void = () => {};
+    this.#inFlight.set(d.id, new Promise<void>((done) => exchanged = done));
     const run = withContext({ deliveryId: d.id, webhookId: d.webhookId }, async () => {
+      const freeSlot = () => {
+        if (!this.#inFlight.delete(d.id)) return;
+        exchanged();
+        this.wake();
+      };
       try {
-        await this.#o.deliver(d, stop);
+        const sent = await this.#o.send(d, stop).finally(freeSlot);
+        await this.#o.complete(d, sent);
       } catch (err) {
         // The attempt stays in flight until its lease runs out, then is retried.
         log.error("Delivery {id} could not be recorded: {error}", { id: d.id, error: String(err) });
       } finally {
+        freeSlot();
         this.#leases.release(d.id);
-        this.#inFlight.delete(d.id);
-        this.wake();
+        this.#unfinished.delete(d.id);
       }
     });
-    this.#inFlight.set(d.id, run);
+    this.#unfinished.set(d.id, run);
   }
 }

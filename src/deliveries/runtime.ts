@@ -14,7 +14,7 @@ import type { Resolver } from "../url_safety/resolver.ts";
 import type { NotificationHub } from "../notifications/hub.ts";
 import type { DatabaseOutage } from "../db/outage.ts";
 import { createWebhookHttpClient } from "./http_client.ts";
-import { deliver, DISABLE_AFTER_FAILURES, type DispatcherDeps } from "./dispatcher.ts";
+import { complete, DISABLE_AFTER_FAILURES, type DispatcherDeps, send } from "./dispatcher.ts";
 import { DeliveryQueue } from "./queue.ts";
 import { SigningKeyCache } from "./signing_keys.ts";
 import { createDeliveryMetrics } from "./metrics.ts";
@@ -96,10 +96,10 @@ export function createDeliveryRuntime(deps: DeliveryRuntimeDeps): DeliveryRuntim
       perAccount: deps.config.deliveryConcurrencyPerAccount,
       slots: deps.config.deliveryConcurrency,
     },
-    deliver: async (d, stop) => {
-      const { verdict, recorded } = await deliver(dispatcher, d, stop);
-      metrics.outcomes.inc({ outcome: recorded });
+    send: (d, stop) => send(dispatcher, d, stop),
+    complete: async (d, verdict) => {
       metrics.latency.observe({ result: verdict.ok ? "success" : "failure" }, verdict.durationMs / 1000);
+      metrics.outcomes.inc({ outcome: await complete(dispatcher, d, verdict) });
     },
   });
   const unsubscribe = deps.hub.subscribe(DELIVERY_CHANNEL, {

@@ -7,7 +7,7 @@
  * hold instead of claiming again and again, and wakes at its end.
  */
 import assert from "node:assert/strict";
-import { deliver } from "../../src/deliveries/dispatcher.ts";
+import { complete, send } from "../../src/deliveries/dispatcher.ts";
 import { DeliveryQueue } from "../../src/deliveries/queue.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { createWebhook } from "../_helpers/app.ts";
@@ -169,7 +169,8 @@ Deno.test("a running queue sleeps through a hold, claiming nothing meanwhile, an
       worker: dispatcher.worker,
       globalConcurrency: 8,
       caps: { perEvent: 3, perWebhook: 16, perAccount: 32, slots: 64 },
-      deliver: (d, stop) => deliver(dispatcher, d, stop),
+      send: (d, stop) => send(dispatcher, d, stop),
+      complete: (d, verdict) => complete(dispatcher, d, verdict),
       databaseOutage: { absorb: () => false },
     });
     const emit = async (inboxId: string) => {
