@@ -45,6 +45,8 @@ export interface QueueOptions<S> {
   databaseOutage: Pick<DatabaseOutage, "absorb">;
   /** Longest sleep when nothing is known to be due (a safety net under NOTIFY). */
   idlePollMs?: number;
+  /** Told how long each claim call (and how many rows it took), exchange and recording took, in seconds. */
+  observe?: (stage: "claim" | "exchange" | "record", seconds: number, rows?: number) => void;
 }
 
 /** Work held back by a cap is looked at again this soon. */
@@ -70,7 +72,7 @@ export class DeliveryQueue<S = unknown> {
   #leaseCheckedAt = -Infinity;
 
   constructor(options: QueueOptions<S>) {
-    this.#o = { idlePollMs: 60_000, ...options };
+    this.#o = { idlePollMs: 60_000, observe: () => {}, ...options };
     this.#leases = new LeaseKeeper({ sql: options.sql, clock: options.clock, worker: options.worker });
   }
 
@@ -204,6 +206,7 @@ export class DeliveryQueue<S = unknown> {
       await repo.requeueExpiredLeases(this.#o.sql, now);
     }
     // One round trip: the stored function locks, cancels, counts the caps and marks in flight.
+    const started = performance.now();
     const claim = await repo.claim(
       this.#o.sql,
       now,
@@ -212,6 +215,7 @@ export class DeliveryQueue<S = unknown> {
       this.#o.worker,
       new Date(now.getTime() + LEASE_MS),
     );
+    this.#o.observe("claim", (performance.now() - started) / 1000, claim.claimed.length);
     for (const d of claim.claimed) this.#start(d);
     return { ...claim, at: now };
   }
@@ -228,8 +232,12 @@ export class DeliveryQueue<S = unknown> {
         this.wake();
       };
       try {
+        const started = performance.now();
         const sent = await this.#o.send(d, stop).finally(freeSlot);
+        const exchanged = performance.now();
+        this.#o.observe("exchange", (exchanged - started) / 1000);
         await this.#o.complete(d, sent);
+        this.#o.observe("record", (performance.now() - exchanged) / 1000);
       } catch (err) {
         // The attempt stays in flight until its lease runs out, then is retried.
         log.error("Delivery {id} could not be recorded: {error}", { id: d.id, error: String(err) });

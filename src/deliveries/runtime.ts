@@ -96,6 +96,10 @@ export function createDeliveryRuntime(deps: DeliveryRuntimeDeps): DeliveryRuntim
       perAccount: deps.config.deliveryConcurrencyPerAccount,
       slots: deps.config.deliveryConcurrency,
     },
+    observe: (stage, seconds, rows) => {
+      metrics.stages.observe({ stage }, seconds);
+      if (rows !== undefined) metrics.claimed.inc(rows);
+    },
     send: (d, stop) => send(dispatcher, d, stop),
     complete: async (d, verdict) => {
       metrics.latency.observe({ result: verdict.ok ? "success" : "failure" }, verdict.durationMs / 1000);

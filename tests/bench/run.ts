@@ -210,6 +210,31 @@ async function backlogThroughput(
   return { delivered: Math.round((events * fanout) / ((performance.now() - started) / 1000)), committed };
 }
 
+/** The sums and counts of the service's delivery stage histograms. */
+async function stageMetrics(url: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^delivery_stage_duration_seconds_(sum|count)\{stage="(\w+)"\} (\S+)$/gm)) {
+    out[`${m[2]}_${m[1]}`] = Number(m[3]);
+  }
+  out.claimed = Number(/^delivery_claimed_total (\S+)$/m.exec(text)?.[1] ?? 0);
+  return out;
+}
+
+/** The stage table of a window between two readings of `stageMetrics`, `seconds` long. */
+function stageTable(a: Record<string, number>, b: Record<string, number>, seconds: number) {
+  const d = (k: string) => (b[k] ?? 0) - (a[k] ?? 0);
+  const mean = (stage: string) => d(`${stage}_count`) > 0 ? d(`${stage}_sum`) / d(`${stage}_count`) : NaN;
+  const r2 = (n: number) => Math.round(n * 100) / 100;
+  return {
+    exchangeMs: r2(mean("exchange") * 1000),
+    recordMs: r2(mean("record") * 1000),
+    claimMs: r2(mean("claim") * 1000),
+    rowsPerClaim: r2(d("claimed") / d("claim_count")),
+    busySlots: r2(d("exchange_sum") / seconds),
+  };
+}
+
 /** Commits `events` events in transactions of 100, their first attempts due an hour later. */
 async function queueBacklog(db: TestDb, accountId: string, events: number): Promise<void> {
   await commitInboxEvents(db.sql, accountId, events, 100, new Date(Date.now() + 3_600_000));
@@ -504,7 +529,10 @@ try {
     );
     await deliveryThroughput(db, receiver, acc.id, 200, 3); // warm-up: connections, JIT
     const svc = await deliveryThroughput(db, receiver, acc.id, 2000, 3);
+    const before = await stageMetrics(service.url);
+    const drainStarted = performance.now();
     const backlog = await backlogThroughput(db, receiver, acc.id, 2000, 3);
+    const stages = stageTable(before, await stageMetrics(service.url), (performance.now() - drainStarted) / 1000);
     const fetchAt: Record<number, number> = {};
     for (const c of concurrencies) fetchAt[c] = await fetchLimit(receiver, 30_000, c);
     const limit = fetchAt[conc]!;
@@ -516,7 +544,17 @@ try {
       const why = c === conc ? "the service's for one account" : "DELIVERY_CONCURRENCY";
       row("deliveries", `plain fetch requests/s, ${c} concurrent (${why})`, fetchAt[c]!);
     }
+    // Where one delivery's time goes during the drain (the service's own stage histograms, before and after).
+    row("deliveries", "stage: exchange (sign and send, slot taken), mean ms", stages.exchangeMs);
+    row("deliveries", "stage: record (exchange's end to result committed, row in flight), mean ms", stages.recordMs);
+    row("deliveries", "stage: claim call, mean ms / rows per claim", `${stages.claimMs} / ${stages.rowsPerClaim}`);
+    row(
+      "deliveries",
+      "slots busy with an exchange, on average (of the account's share)",
+      `${stages.busySlots} / ${conc}`,
+    );
     results.deliveries = {
+      stages,
       service: svc,
       backlog: backlog.delivered,
       committed: backlog.committed,
