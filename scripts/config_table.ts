@@ -1,11 +1,11 @@
 /**
- * Prints README's configuration table from the schema in src/config.ts:
+ * Prints the configuration table of docs/configuration.md from the schema in src/config.ts:
  * variable, default (taken from the schema itself) and meaning (the field's
  * `.describe()`). `deno task config:table`; paste the output between the
- * `<!-- config:start -->` and `<!-- config:end -->` markers in README.md
- * (tests/config_test.ts fails until README matches).
+ * `<!-- config:start -->` and `<!-- config:end -->` markers in docs/configuration.md
+ * (tests/config_test.ts fails until it matches).
  *
- * The table is padded the way `deno fmt` pads Markdown tables, so README stays
+ * The table is padded the way `deno fmt` pads Markdown tables, so the page stays
  * format-clean.
  */
 import { type EnvName, EnvSchema } from "../src/config.ts";

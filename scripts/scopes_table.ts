@@ -1,9 +1,9 @@
 /**
- * Prints README's table of what each operation needs from an API key, from
+ * Prints the table of docs/api.md of what each operation needs from an API key, from
  * the one table of src/auth/scopes.ts: `deno task scopes:table`; paste the
  * output between the `<!-- scopes:start -->` and `<!-- scopes:end -->`
- * markers in README.md (tests/api_keys/scopes_table_test.ts fails until
- * README matches). Padded as `deno fmt` pads Markdown tables.
+ * markers in docs/api.md (tests/api_keys/scopes_table_test.ts fails until
+ * it matches). Padded as `deno fmt` pads Markdown tables.
  */
 import { type Need, OPERATION_NEEDS } from "../src/auth/scopes.ts";
 

@@ -7,8 +7,8 @@
  * `EnvSchema` is the one definition of every variable: its parsing, its
  * default, its normalisation and its documentation (`.describe()`, always the
  * last call of a field). The `Config` type and its camelCase keys are derived
- * from it, and README's configuration table is printed from it by
- * `deno task config:table` (scripts/config_table.ts; a test keeps README in step).
+ * from it, and docs/configuration.md's table is printed from it by
+ * `deno task config:table` (scripts/config_table.ts; a test keeps the page in step).
  */
 import type { LogLevel } from "@logtape/logtape";
 import ipaddr from "ipaddr.js";
@@ -126,7 +126,7 @@ const logLevel = z.string()
   .transform((v) => LOG_LEVEL_ALIASES.get(v) ?? v)
   .pipe(z.enum(LOG_LEVELS));
 
-/** Every environment variable the service reads, in the order README lists them. */
+/** Every environment variable the service reads, in the order docs/configuration.md lists them. */
 export const EnvSchema = z.object({
   PORT: port.default(8000).describe("HTTP listener port"),
   HOST: z.string().refine(

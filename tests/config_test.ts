@@ -244,19 +244,19 @@ Deno.test("the error names every bad variable: 'Invalid configuration: VAR: mess
   );
 });
 
-Deno.test("README's configuration table is exactly what `deno task config:table` prints", async () => {
-  const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+Deno.test("docs/configuration.md's table is exactly what `deno task config:table` prints", async () => {
+  const readme = await Deno.readTextFile(new URL("../docs/configuration.md", import.meta.url));
   const start = "<!-- config:start -->";
   const end = "<!-- config:end -->";
   const from = readme.indexOf(start);
   const to = readme.indexOf(end);
-  assert.ok(from >= 0 && to > from, `README.md needs the ${start} and ${end} markers, in that order`);
-  assert.equal(readme.indexOf(start, from + 1), -1, `README.md has ${start} twice`);
+  assert.ok(from >= 0 && to > from, `docs/configuration.md needs the ${start} and ${end} markers, in that order`);
+  assert.equal(readme.indexOf(start, from + 1), -1, `docs/configuration.md has ${start} twice`);
   const section = readme.slice(from + start.length, to);
   assert.equal(
     section,
     `\n\n${configTable()}\n\n`,
-    "README.md's configuration table is stale: run `deno task config:table` and paste its output between the markers",
+    "docs/configuration.md's configuration table is stale: run `deno task config:table` and paste its output between the markers",
   );
 });
 

@@ -2,7 +2,7 @@
  * Scopes of API keys, and the one table of what each operation of `/api`
  * needs. The routes take their documented security from it (`securityOf`),
  * one middleware enforces it for every request (`requireScope`), and
- * `openapi.yaml` and README print it (tests keep both equal to it): so the
+ * `openapi.yaml` and docs/api.md print it (tests keep both equal to it): so the
  * three cannot disagree.
  *
  * A key made without `scopes` has every scope, now and later; a session has

@@ -16,7 +16,7 @@ const CERTS = new URL("tests/_helpers/certs/", ROOT);
 
 /** The recipe's receiver: the fenced TypeScript block of README that starts with `// rotating-receiver.ts`. */
 async function recipe(): Promise<string> {
-  const readme = await Deno.readTextFile(new URL("README.md", ROOT));
+  const readme = await Deno.readTextFile(new URL("docs/webhooks.md", ROOT));
   const block = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!).find((code) =>
     code.startsWith("// rotating-receiver.ts")
   );

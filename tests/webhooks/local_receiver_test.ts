@@ -15,7 +15,7 @@ import { hmacHex } from "../_helpers/hmac.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { waitUntil } from "../_helpers/wait.ts";
 
-const README = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
+const README = await Deno.readTextFile(new URL("../../docs/webhooks.md", import.meta.url));
 const CLIENT = new URL("../../src/client/mod.ts", import.meta.url);
 /** The secret README's webhook registration chooses. */
 const SECRET = "a-long-random-secret";
