@@ -302,7 +302,7 @@ export function normaliseMethod(method: string): string {
   return ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"].includes(upper) ? upper : method;
 }
 
-const ERROR_KEYS = new Set(["success", "error", "code", "details"]);
+const ERROR_KEYS = new Set(["success", "error", "code", "details", "hint"]);
 
 /** Why a 4xx body is not the documented error body, or undefined when it is. */
 export function errorBodyProblem(text: string): string | undefined {
@@ -320,6 +320,7 @@ export function errorBodyProblem(text: string): string | undefined {
   if (typeof b.error !== "string" || b.error === "") return "error body: error is not a non-empty string";
   if (typeof b.code !== "string" || !/^[A-Z][A-Z0-9_]*$/.test(b.code)) return "error body: code is not UPPER_SNAKE";
   if (!DOCUMENTED_CODES.has(b.code)) return `error body: code ${b.code} is not one openapi.yaml documents`;
+  if ("hint" in b && (typeof b.hint !== "string" || b.hint === "")) return "error body: hint is not a non-empty string";
   if ("details" in b) {
     if (!Array.isArray(b.details)) return "error body: details is not an array";
     for (const d of b.details as unknown[]) {
