@@ -4,10 +4,12 @@
  * run: the bare limit (`bare_server.ts`: Deno.serve + postgres.js running the
  * same list query with no framework, authentication or validation), this
  * tree's service, and the tree at `BEFORE_API` (unpacked with `git archive`).
- * They are loaded one at a time, alternately (bare, after, before) for
- * `rounds` rounds, so that a busier stretch of a shared machine meets every
- * row; the medians and the best of the rounds are reported, with the load
- * average before and after.
+ * They are loaded one at a time, alternately (bare, after, before, each
+ * round starting one later) for `rounds` rounds, so that a busier stretch of
+ * a shared machine meets every row; the medians and the best of the rounds
+ * are reported, the median of the per-round ratios, each server process's
+ * CPU time per request (/proc, all its threads: steadier than requests/s when
+ * other work shares the cores), and the load average before and after.
  */
 import { createTestDb, TEST_DATABASE_URL } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
@@ -29,6 +31,8 @@ export interface WrkFigures {
   p50: number;
   p99: number;
   non2xx: number;
+  /** The server process's CPU time per request answered, in microseconds (set by the scenario). */
+  cpuUs?: number;
 }
 
 /** `wrk -t2 -c32` on `url` for `seconds`, with the bearer `key` when given. */
@@ -53,10 +57,25 @@ export async function wrk(url: string, key: string | undefined, seconds: number)
   };
 }
 
+/** Clock ticks per second of /proc's CPU times. */
+const CLK_TCK = Number(
+  new TextDecoder().decode(new Deno.Command("getconf", { args: ["CLK_TCK"], stdout: "piped" }).outputSync().stdout),
+) || 100;
+
+/** A process's CPU time so far (utime + stime of all its threads), in seconds. */
+function cpuSeconds(pid: number): number {
+  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  // The name is in parentheses and may hold spaces; utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
 /** The 1, 5 and 15 minute load averages. */
 export function loadAverage(): string {
   return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
 }
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -99,6 +118,10 @@ export interface ApiFigures {
   before: WrkFigures[];
   median: { bare: number; after: number; before: number };
   best: { bare: number; after: number; before: number };
+  /** Median per round of after / bare and before / bare, each taken within one round. */
+  medianRoundRatio: { after: number; before: number };
+  /** Median CPU time of each server process per request, microseconds. */
+  cpuUs: { bare: number; after: number; before: number };
   loadAverage: { start: string; end: string };
 }
 
@@ -122,23 +145,28 @@ export async function apiScenario(rounds = 5, seconds = 5): Promise<ApiFigures> 
       accounts.after.id,
     ]);
     const targets = {
-      bare: { url: `http://127.0.0.1:${barePort}/`, key: undefined },
-      after: { url: `${after.url}/api/user-webhooks`, key: accounts.after.key },
-      before: { url: `${before.url}/api/user-webhooks`, key: accounts.before.key },
+      bare: { url: `http://127.0.0.1:${barePort}/`, key: undefined, pid: bare.pid },
+      after: { url: `${after.url}/api/user-webhooks`, key: accounts.after.key, pid: after.pid },
+      before: { url: `${before.url}/api/user-webhooks`, key: accounts.before.key, pid: before.pid },
     };
     const names = ["bare", "after", "before"] as const;
     for (const name of names) await wrk(targets[name].url, targets[name].key, 2); // warm-up
     const runs = { bare: [] as WrkFigures[], after: [] as WrkFigures[], before: [] as WrkFigures[] };
     const start = loadAverage();
     for (let round = 0; round < rounds; round++) {
-      for (const name of names) {
+      // Each round starts one server later, so that no server is always measured right after the same one.
+      for (let i = 0; i < names.length; i++) {
+        const name = names[(round + i) % names.length]!;
+        const cpu0 = cpuSeconds(targets[name].pid);
         const figures = await wrk(targets[name].url, targets[name].key, seconds);
         if (figures.non2xx > 0) throw new Error(`${name} answered ${figures.non2xx} non-2xx responses`);
+        figures.cpuUs = Math.round((cpuSeconds(targets[name].pid) - cpu0) / (figures.rps * seconds) * 1e7) / 10;
         runs[name].push(figures);
       }
       console.log(
-        `    round ${round + 1}: bare ${runs.bare.at(-1)!.rps}, after ${runs.after.at(-1)!.rps}, ` +
-          `before ${runs.before.at(-1)!.rps} requests/s (load ${loadAverage()})`,
+        `    round ${round + 1}: ` +
+          names.map((n) => `${n} ${runs[n].at(-1)!.rps}/s ${runs[n].at(-1)!.cpuUs} us CPU/request`).join(", ") +
+          ` (load ${loadAverage()})`,
       );
     }
     const rps = (name: (typeof names)[number]) => runs[name].map((r) => r.rps);
@@ -148,6 +176,15 @@ export async function apiScenario(rounds = 5, seconds = 5): Promise<ApiFigures> 
       ...runs,
       median: { bare: median(rps("bare")), after: median(rps("after")), before: median(rps("before")) },
       best: { bare: Math.max(...rps("bare")), after: Math.max(...rps("after")), before: Math.max(...rps("before")) },
+      medianRoundRatio: {
+        after: round2(median(runs.after.map((r, i) => r.rps / runs.bare[i]!.rps))),
+        before: round2(median(runs.before.map((r, i) => r.rps / runs.bare[i]!.rps))),
+      },
+      cpuUs: {
+        bare: median(runs.bare.map((r) => r.cpuUs!)),
+        after: median(runs.after.map((r) => r.cpuUs!)),
+        before: median(runs.before.map((r) => r.cpuUs!)),
+      },
       loadAverage: { start, end: loadAverage() },
     };
   } finally {

@@ -478,6 +478,10 @@ try {
     row("api", `requests/s, median, before (${BEFORE_API}) vs bare`, a.median.before, a.median.bare);
     row("api", "requests/s, best of rounds, after vs bare", a.best.after, a.best.bare, ">= 0.70");
     row("api", `requests/s, best of rounds, before (${BEFORE_API}) vs bare`, a.best.before, a.best.bare);
+    row("api", "requests/s, median of per-round ratios, after / bare", a.medianRoundRatio.after, "", ">= 0.70");
+    row("api", `requests/s, median of per-round ratios, before (${BEFORE_API}) / bare`, a.medianRoundRatio.before);
+    row("api", "server CPU us per request, median, after vs bare", a.cpuUs.after, a.cpuUs.bare);
+    row("api", `server CPU us per request, median, before (${BEFORE_API}) vs bare`, a.cpuUs.before, a.cpuUs.bare);
     row("api", "p50 ms, median, after vs bare", med("after", "p50"), med("bare", "p50"));
     row("api", "p99 ms, median, after vs bare", med("after", "p99"), med("bare", "p99"));
     row("api", "load average (1, 5, 15 min) at the start / end", `${a.loadAverage.start} / ${a.loadAverage.end}`);
