@@ -42,8 +42,8 @@ export async function urlTaken(db: Db, accountId: string, url: string, exceptId 
  * the columns written out rather than a `db.unsafe` fragment, which cost a
  * query object of its own on every call of the API's hottest read, and none
  * of the ciphertexts or failure fields the list never shows. With the scope
- * check's memo, CPU per request of the list in process went from 49.9 to
- * 44.7 us (app.fetch, 32 concurrent, medians of five runs of 20,000).
+ * check's memo, CPU per request of the list in process went from 41.3 to
+ * 37.5 us (tests/bench/api_in_process.ts, medians of five runs of 20,000).
  */
 export async function listWebhooks(db: Db, accountId: string): Promise<WebhookSummaryRow[]> {
   return await db<WebhookSummaryRow[]>`
