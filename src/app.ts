@@ -11,7 +11,7 @@ import { handleError } from "./errors.ts";
 import { requestId } from "./http/request_id.ts";
 import { accessLog } from "./http/access_log.ts";
 import { notFound } from "./http/not_found.ts";
-import { noSniff, noStore } from "./http/security_headers.ts";
+import { securityHeaders } from "./http/security_headers.ts";
 import { authenticate } from "./auth/middleware.ts";
 import { requireScope } from "./auth/scopes.ts";
 import { authRoutes } from "./auth/routes.ts";
@@ -26,16 +26,17 @@ import { serviceRoutes } from "./service/routes.ts";
 import { mcpRoutes } from "./mcp/http.ts";
 import { uiRoutes } from "./ui/routes.ts";
 
+/** The paths whose every response, errors and 404s included, is `Cache-Control: no-store`. */
+const NO_STORE_PREFIXES = ["/api", "/admin"];
+
 /** Paths under /api that do not need a credential. */
 const PUBLIC_API = new Set(["/api/auth/register", "/api/auth/login", "/api/auth/logout"]);
 
 /** Builds the app. */
 export function createApp(services: Services): OpenAPIHono<AppEnv> {
   const app = createRouter();
-  app.use("*", requestId(), accessLog(services.metrics), noSniff());
-  // Before authentication, so that its 401s carry it too.
-  app.use("/api/*", noStore());
-  app.use("/admin/*", noStore());
+  // Before authentication, so that its 401s carry the headers too.
+  app.use("*", requestId(), accessLog(services.metrics), securityHeaders(NO_STORE_PREFIXES));
 
   const auth = authenticate(services);
   const scoped = requireScope();

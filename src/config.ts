@@ -137,7 +137,8 @@ export const EnvSchema = z.object({
   ),
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000).describe(
     "Time an HTTP connection has to send a complete request head, from its opening or its previous response " +
-      "(so also the idle keep-alive time); then it is closed. Requests in progress and streaming responses are not cut",
+      "(so also the idle keep-alive time); then it is closed, at most a tenth of that time (and 1 s) later. " +
+      "Requests in progress and streaming responses are not cut",
   ),
   DATABASE_URL: databaseUrl.optional().describe(
     "PostgreSQL URL (`postgres://user:password@host:5432/database`). Unset: embedded PGlite in `DATA_DIR` " +

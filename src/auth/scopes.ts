@@ -79,9 +79,14 @@ function matchedOperation(c: Context<AppEnv>): boolean {
   return matchedRoutes(c).some((route) => route.method !== "ALL");
 }
 
+/** Route patterns as documented, by pattern: a finite set (the registered routes), rewritten once each. */
+const DOCUMENTED = new Map<string, string>();
+
 /** `/api/inboxes/:id` as `openapi.yaml` writes it: `/api/inboxes/{id}`. */
 function documented(path: string): string {
-  return path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+  let out = DOCUMENTED.get(path);
+  if (out === undefined) DOCUMENTED.set(path, out = path.replace(/:([A-Za-z0-9_]+)/g, "{$1}"));
+  return out;
 }
 
 /**

@@ -63,6 +63,8 @@ export function accessLog(metrics: HttpMetrics) {
     const status = String(c.res.status);
     metrics.httpRequests.inc({ method, route, status });
     metrics.httpDuration.observe({ method, route }, seconds);
+    // With info lines off (LOG_LEVEL warning or above, as the bench runs it) the record is not even built.
+    if (!log.isEnabledFor("info")) return;
     log.info("{method} {route} {status} {ms}ms", {
       method,
       route,

@@ -6,19 +6,6 @@ import { createMiddleware } from "hono/factory";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "./env.ts";
 
-/**
- * `X-Content-Type-Options: nosniff` on every response, errors and 404s
- * included: a browser never runs an answer as another type than it says.
- * Set on the response after the rest of the chain, so it covers whatever
- * answered (as hono's secureHeaders does: in place, without a copy).
- */
-export function noSniff() {
-  return createMiddleware(async (c, next) => {
-    await next();
-    c.res.headers.set("X-Content-Type-Options", "nosniff");
-  });
-}
-
 /** The `Cache-Control` value of every `/api` and `/admin` response. */
 export const NO_STORE = "no-store";
 
@@ -28,14 +15,41 @@ export const NoStoreHeaderSchema = z.literal(NO_STORE);
 /** The headers of a response that lists `Cache-Control: no-store` (mail content, events). */
 export const NoStoreHeaders = z.object({ "Cache-Control": NoStoreHeaderSchema });
 
+type HeaderSet = readonly (readonly [string, string])[];
+
+/** `X-Content-Type-Options: nosniff`: a browser never runs an answer as another type than it says. */
+const EVERYWHERE: HeaderSet = Object.freeze([["X-Content-Type-Options", "nosniff"] as const]);
+/** The same, and `Cache-Control: no-store`. */
+const NOT_STORED: HeaderSet = Object.freeze([...EVERYWHERE, ["Cache-Control", NO_STORE] as const]);
+
+/** Whether `path` is `prefix` or below it, as Hono matches `<prefix>/*`. */
+function under(path: string, prefix: string): boolean {
+  return path.startsWith(prefix) && (path.length === prefix.length || path[prefix.length] === "/");
+}
+
 /**
- * `Cache-Control: no-store` on the response, also when it is an error or a
- * 404. Mounted once on `/api/*` and `/admin/*` (src/app.ts): mail content
- * (codes, magic links, attachments), events, keys, session cookies and
- * webhook delivery logs must never be kept by a browser or proxy cache, and
- * one rule for the whole API leaves no new route to forget. Set after the
- * rest of the chain, in place, as `noSniff` is.
+ * The posture's response headers, in one middleware mounted on every path
+ * (src/app.ts): `nosniff` on every response, and `Cache-Control: no-store`
+ * under each of `noStorePrefixes` (`/api`, `/admin`): mail content (codes,
+ * magic links, attachments), events, keys, session cookies and webhook
+ * delivery logs must never be kept by a browser or proxy cache, and one rule
+ * per prefix leaves no new route to forget. Both also on errors and 404s: set
+ * on the response after the rest of the chain, so they cover whatever
+ * answered (as hono's secureHeaders does: in place, without a copy). The two
+ * header sets are built once; one middleware instead of one per header and
+ * prefix saves a layer of the chain per request.
  */
+export function securityHeaders(noStorePrefixes: readonly string[]) {
+  return createMiddleware(async (c, next) => {
+    const path = c.req.path;
+    const headers = noStorePrefixes.some((prefix) => under(path, prefix)) ? NOT_STORED : EVERYWHERE;
+    await next();
+    const target = c.res.headers;
+    for (const [name, value] of headers) target.set(name, value);
+  });
+}
+
+/** `Cache-Control: no-store` on the response, errors included, for a route outside the prefixes above. */
 export function noStore() {
   return createMiddleware(async (c, next) => {
     await next();

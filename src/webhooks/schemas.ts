@@ -81,6 +81,12 @@ export interface WebhookRow {
   createdAt: Date;
 }
 
+/** The columns the list form needs (`listWebhooks`). */
+export type WebhookSummaryRow = Pick<
+  WebhookRow,
+  "id" | "url" | "events" | "active" | "failureCount" | "lastTriggeredAt" | "createdAt"
+>;
+
 const iso = (d: Date | null): string | null => d?.toISOString() ?? null;
 
 /** The previous secret's ciphertext while its overlap lasts at `now`, else null (as the claim reads it). */
@@ -97,7 +103,7 @@ export function toWebhookCreatedJson(w: WebhookRow): z.infer<typeof WebhookCreat
 }
 
 /** The list form: spec 4.2's seven fields. */
-export function toWebhookSummaryJson(w: WebhookRow): z.infer<typeof WebhookSummarySchema> {
+export function toWebhookSummaryJson(w: WebhookSummaryRow): z.infer<typeof WebhookSummarySchema> {
   return {
     id: w.id,
     url: w.url,

@@ -1,7 +1,8 @@
 /**
  * The physical limit for the API benchmark: a bare Deno.serve + postgres.js
- * handler running the same list query as GET /api/user-webhooks, with no
- * framework, no authentication and no validation.
+ * handler running the same list query as GET /api/user-webhooks (src/webhooks/repo.ts
+ * `listWebhooks`: the list form's seven columns), with no framework, no
+ * authentication and no validation.
  *
  *   deno run -A tests/bench/bare_server.ts <port> <database url> <account id>
  */
@@ -12,8 +13,7 @@ const sql = postgres(url!, { max: 10, transform: postgres.camel, onnotice: () =>
 
 Deno.serve({ hostname: "127.0.0.1", port: Number(port), onListen: () => console.log("ready") }, async () => {
   const rows = await sql`
-    SELECT id, account_id, url, events, secret_ciphertext, active, failure_count, last_triggered_at,
-      last_failure_at, last_failure_reason, created_at
+    SELECT id, url, events, active, failure_count, last_triggered_at, created_at
     FROM webhooks WHERE account_id = ${accountId!} ORDER BY created_at, id`;
   return Response.json(rows.map((w) => ({
     id: w.id,

@@ -4,7 +4,8 @@
  * Figures go to stdout as a table and to tests/bench/results.json.
  *
  * Scenarios, each with the target its ratio is read against in tests/bench/README.md:
- *   api        authenticated GET /api/user-webhooks (wrk) vs a bare Deno.serve + postgres.js handler
+ *   api        authenticated GET /api/user-webhooks (wrk): bare Deno.serve + postgres.js, this tree, and before
+ *              (BEFORE_API), alternately, medians of rounds
  *   deliveries signed deliveries/s from committed events vs plain fetch at the service's concurrency (and at 64)
  *   latency    event committed -> receiver, p50/p95/p99 at 50/s and 200/s offered, and 10 webhooks at 200/s
  *   backlog    50,000 deliveries released at once: the rate each second (does it drop?), CPU of service and PostgreSQL
@@ -22,7 +23,7 @@
  *   recover    one POST .../recover of 10,000 failed events: the call's time, the drain, and another tenant's
  *              event -> receiver p95 at 50 events/s during the drain vs just before
  */
-import { createTestDb, TEST_DATABASE_URL, type TestDb } from "../_helpers/db.ts";
+import { createTestDb, type TestDb } from "../_helpers/db.ts";
 import { serviceEnv, type ServiceProcess, startService } from "../_helpers/process.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
@@ -37,7 +38,7 @@ import { waitScenario } from "./wait_bench.ts";
 import { slowStreamsScenario, wokenWaitsScenario } from "./tenant_bench.ts";
 import { recoverScenario } from "./recover_bench.ts";
 import { bareStreamScenario, BEFORE, smtpToFrameScenario, storeCostScenario, streamScenario } from "./events_bench.ts";
-import { debianTool } from "./debian_tools.ts";
+import { apiScenario, BEFORE_API } from "./api_bench.ts";
 import { BEFORE_BATCHED, CACHE, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
 import { type SessionLoad, smtpSessionLoad } from "./smtp_tls_load.ts";
 import { selfSignedCertificate } from "../../src/smtp/tls.ts";
@@ -143,31 +144,6 @@ async function account(service: ServiceProcess, receiver: BenchReceiver, webhook
 /** Commits `count` events in transactions of `perTx`, as fast as it can. */
 async function emitBurst(db: TestDb, accountId: string, count: number, perTx = 100): Promise<void> {
   await commitInboxEvents(db.sql, accountId, count, perTx);
-}
-
-/** wrk, unpacked from Debian's packages with the LuaJIT library it links (never installed). */
-const wrkTool = () =>
-  debianTool("wrk", ["wrk", "libluajit-5.1-2"], "usr/bin/wrk", [`usr/lib/${Deno.build.arch}-linux-gnu`]);
-
-async function wrk(url: string, key: string | undefined, seconds: number) {
-  const tool = await wrkTool();
-  const args = ["-t2", "-c32", `-d${seconds}s`, "--latency", url];
-  if (key) args.unshift("-H", `Authorization: Bearer ${key}`);
-  const command = new Deno.Command(tool.bin, { args, env: { LD_LIBRARY_PATH: tool.libs }, stdout: "piped" });
-  const out = new TextDecoder().decode((await command.output()).stdout);
-  const ms = (label: string) => {
-    const m = new RegExp(`\\s${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);
-    if (!m) return NaN;
-    const v = Number(m[1]);
-    return m[2] === "us" ? v / 1000 : m[2] === "s" ? v * 1000 : v;
-  };
-  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-  return {
-    rps: Math.round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)),
-    p50: ms("50%"),
-    p99: ms("99%"),
-    non2xx,
-  };
 }
 
 async function deliveryThroughput(
@@ -488,35 +464,28 @@ try {
   const acc = await account(service, receiver, 3);
 
   if (want("api")) {
-    console.log("api: authenticated GET /api/user-webhooks vs bare Deno.serve + postgres.js (wrk -t2 -c32)");
-    const barePort = freePort();
-    const bare = await spawnReady([
-      "run",
-      "-A",
-      "tests/bench/bare_server.ts",
-      String(barePort),
-      `${TEST_DATABASE_URL}?search_path=${db.schema}`,
-      acc.id,
-    ]);
-    try {
-      await wrk(`${service.url}/api/user-webhooks`, acc.key, 2); // warm-up
-      await wrk(`http://127.0.0.1:${barePort}/`, undefined, 2);
-      const svc = [], raw = [];
-      for (let round = 0; round < 2; round++) {
-        svc.push(await wrk(`${service.url}/api/user-webhooks`, acc.key, 5));
-        raw.push(await wrk(`http://127.0.0.1:${barePort}/`, undefined, 5));
-      }
-      const best = <T extends { rps: number }>(xs: T[]) => xs.reduce((a, b) => (b.rps > a.rps ? b : a));
-      const s = best(svc), r = best(raw);
-      if (s.non2xx > 0) throw new Error(`service answered ${s.non2xx} non-2xx responses`);
-      row("api", "requests/s", s.rps, r.rps, ">= 0.70");
-      row("api", "p50 ms", s.p50, r.p50);
-      row("api", "p99 ms", s.p99, r.p99);
-      results.api = { service: svc, bare: raw };
-    } finally {
-      bare.kill("SIGKILL");
-      await bare.status;
-    }
+    const rounds = Number(Deno.env.get("API_ROUNDS") ?? 5);
+    console.log(
+      `api: authenticated GET /api/user-webhooks (wrk -t2 -c32), bare Deno.serve + postgres.js, this tree and ` +
+        `before (${BEFORE_API}), alternately, ${rounds} rounds of 5 s`,
+    );
+    const a = await apiScenario(rounds, 5);
+    const med = (name: "bare" | "after" | "before", key: "p50" | "p99") => {
+      const xs = a[name].map((r) => r[key]).sort((x, y) => x - y);
+      return xs[Math.floor(xs.length / 2)]!;
+    };
+    row("api", "requests/s, median, after vs bare", a.median.after, a.median.bare, ">= 0.70");
+    row("api", `requests/s, median, before (${BEFORE_API}) vs bare`, a.median.before, a.median.bare);
+    row("api", "requests/s, best of rounds, after vs bare", a.best.after, a.best.bare, ">= 0.70");
+    row("api", `requests/s, best of rounds, before (${BEFORE_API}) vs bare`, a.best.before, a.best.bare);
+    row("api", "requests/s, median of per-round ratios, after / bare", a.medianRoundRatio.after, "", ">= 0.70");
+    row("api", `requests/s, median of per-round ratios, before (${BEFORE_API}) / bare`, a.medianRoundRatio.before);
+    row("api", "server CPU us per request, median, after vs bare", a.cpuUs.after, a.cpuUs.bare);
+    row("api", `server CPU us per request, median, before (${BEFORE_API}) vs bare`, a.cpuUs.before, a.cpuUs.bare);
+    row("api", "p50 ms, median, after vs bare", med("after", "p50"), med("bare", "p50"));
+    row("api", "p99 ms, median, after vs bare", med("after", "p99"), med("bare", "p99"));
+    row("api", "load average (1, 5, 15 min) at the start / end", `${a.loadAverage.start} / ${a.loadAverage.end}`);
+    results.api = a;
   }
 
   if (want("deliveries")) {

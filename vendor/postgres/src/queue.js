@@ -1,5 +1,10 @@
 export default Queue
 
+// Inbox Service patch: the consumed slots at the front are compacted away once they are 1,024 or
+// more and at least half the array. Upstream empties the array only when a shift takes its last
+// item, so under steady load (a pool queue that never drains) it grew by one slot per query.
+const COMPACT_AT = 1024
+
 function Queue(initial = []) {
   let xs = initial.slice()
   let index = 0
@@ -9,10 +14,12 @@ function Queue(initial = []) {
       return xs.length - index
     },
     remove: (x) => {
-      const index = xs.indexOf(x)
-      return index === -1
+      // Inbox Service patch: search from the first live item, not over the consumed slots (upstream's
+      // indexOf from 0 scanned every query since the queue last drained: 8 % of the API's CPU).
+      const at = xs.indexOf(x, index)
+      return at === -1
         ? null
-        : (xs.splice(index, 1), x)
+        : (xs.splice(at, 1), x)
     },
     push: (x) => (xs.push(x), x),
     shift: () => {
@@ -21,6 +28,9 @@ function Queue(initial = []) {
       if (index === xs.length) {
         index = 0
         xs = []
+      } else if (index >= COMPACT_AT && index * 2 >= xs.length) { // Inbox Service patch: see COMPACT_AT.
+        xs = xs.slice(index)
+        index = 0
       } else {
         xs[index - 1] = undefined
       }
