@@ -1,0 +1,290 @@
+/**
+ * The `deliveries` scenario's backlog drain, this checkout against an earlier
+ * commit, alternately, so that a change to the engine is measured side by side
+ * with what it changes on a shared machine:
+ *
+ *   deno run -A --lock=deno.dev.lock tests/bench/drain_ab.ts <commit> [rounds] [--cpu-prof]
+ *
+ * Each round drains a backlog of 6,000 (2,000 events x 3 webhooks of one
+ * account, released at once) on each tree's service in turn, then runs plain
+ * fetch at the service's concurrency for one account (32). Printed per round
+ * and as medians: deliveries/s and its ratio to that round's fetch, the stage
+ * table (exchange, record, claim), the slots busy with an exchange, and the
+ * CPU of the service, PostgreSQL (all of the server's processes: it is shared)
+ * and the receiver while draining, with /proc/loadavg. `--cpu-prof` writes
+ * V8 profiles of both services to tests/bench/.cache/prof-<tree>/.
+ */
+import { createTestDb, type TestDb } from "../_helpers/db.ts";
+import { serviceEnv } from "../_helpers/process.ts";
+import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
+import { commitInboxEvents } from "../_helpers/events.ts";
+import { freePort } from "../_helpers/ports.ts";
+import { sleep, waitUntil } from "../_helpers/wait.ts";
+import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
+import { ROOT, treeAt } from "./trees.ts";
+
+const args = Deno.args.filter((a) => !a.startsWith("--"));
+const cpuProf = Deno.args.includes("--cpu-prof");
+const [commit, roundsArg] = args;
+if (!commit) throw new Error("usage: drain_ab.ts <commit> [rounds] [--cpu-prof]");
+const rounds = Number(roundsArg ?? 5);
+const EVENTS = 2_000;
+const FANOUT = 3;
+const CONCURRENCY = 32;
+const CACHE = new URL("./.cache/", import.meta.url);
+
+const CLK_TCK = 100;
+function ticks(pid: number | string): { comm: string; ticks: number } | undefined {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const close = stat.lastIndexOf(")");
+    const f = stat.slice(close + 2).split(" ");
+    return { comm: stat.slice(stat.indexOf("(") + 1, close), ticks: Number(f[11]) + Number(f[12]) };
+  } catch {
+    return undefined;
+  }
+}
+function postgresTicks(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    const p = ticks(e.name);
+    if (p?.comm === "postgres") out.set(e.name, p.ticks);
+  }
+  return out;
+}
+function pgDelta(a: Map<string, number>, b: Map<string, number>): number {
+  let used = 0;
+  for (const [pid, t] of b) used += t - (a.get(pid) ?? 0);
+  return used;
+}
+
+async function spawnReady(cmd: string[]): Promise<Deno.ChildProcess> {
+  const child = new Deno.Command("deno", { args: cmd, cwd: ROOT, stdout: "piped", stderr: "inherit" }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (!seen.includes("ready")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("receiver exited");
+    seen += value;
+  }
+  reader.releaseLock();
+  void child.stdout.cancel().catch(() => {});
+  return child;
+}
+
+interface Tree {
+  name: string;
+  url: string;
+  pid: number;
+  child: Deno.ChildProcess;
+  db: TestDb;
+  accountId: string;
+}
+
+async function startTree(name: string, root: URL, db: TestDb): Promise<Tree> {
+  const port = freePort();
+  const flags = cpuProf ? [`--cpu-prof`, `--cpu-prof-dir=${new URL(`prof-${name}/`, CACHE).pathname}`] : [];
+  const child = new Deno.Command("deno", {
+    args: ["run", "-A", ...flags, "src/main.ts"],
+    cwd: root,
+    env: {
+      // Calls and time of the stored functions, per schema (pg_stat_user_functions).
+      ...Object.fromEntries(
+        Object.entries(serviceEnv(db)).map(([k, v]) => [k, k === "DATABASE_URL" ? `${v}&track_functions=pl` : v]),
+      ),
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      SMTP_PORT: String(freePort()),
+      LOG_LEVEL: "error",
+    },
+    stdout: "null",
+    stderr: "inherit",
+  }).spawn();
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntil(
+    async () => {
+      try {
+        const res = await fetch(`${url}/healthz`);
+        await res.body?.cancel();
+        return res.ok;
+      } catch {
+        return false;
+      }
+    },
+    120_000,
+    () => `${name} did not start`,
+  );
+  return { name, url, pid: child.pid, child, db, accountId: "" };
+}
+
+async function stageMetrics(url: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^delivery_stage_duration_seconds_(sum|count)\{stage="(\w+)"\} (\S+)$/gm)) {
+    out[`${m[2]}_${m[1]}`] = Number(m[3]);
+  }
+  out.claimed = Number(/^delivery_claimed_total (\S+)$/m.exec(text)?.[1] ?? 0);
+  return out;
+}
+
+/** Calls and total ms of the claim and record functions in the tree's schema. */
+async function functionStats(db: TestDb): Promise<Record<string, { calls: number; ms: number }>> {
+  const rows = await db.sql<{ funcname: string; calls: number; ms: number }[]>`
+    SELECT funcname, calls::int, total_time AS ms FROM pg_stat_user_functions WHERE schemaname = ${db.schema}`;
+  const out: Record<string, { calls: number; ms: number }> = {};
+  for (const r of rows) {
+    const key = r.funcname.startsWith("deliveries_claim") ? "claim" : r.funcname;
+    if (key !== "claim" && key !== "deliveries_record_results") continue;
+    // The previous names call the new ones: count the outermost once.
+    if (!out[key] || r.ms > out[key]!.ms) out[key] = { calls: r.calls, ms: r.ms };
+  }
+  return out;
+}
+
+async function count(control: number): Promise<number> {
+  return (await (await fetch(`http://127.0.0.1:${control}/count`)).json()).count;
+}
+
+async function drain(tree: Tree, control: number) {
+  await (await fetch(`http://127.0.0.1:${control}/reset?delayMs=0`, { method: "POST" })).text();
+  await commitInboxEvents(tree.db.sql, tree.accountId, EVENTS, 100, new Date(Date.now() + 3_600_000));
+  const m0 = await stageMetrics(tree.url);
+  const f0 = await functionStats(tree.db);
+  const load = Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
+  const [s0, r0, p0] = [ticks(tree.pid)!.ticks, ticks(receiverPid)!.ticks, postgresTicks()];
+  const started = performance.now();
+  await tree.db.sql.begin(async (tx) => {
+    await tx`UPDATE deliveries SET run_at = now() WHERE status = 'pending'`;
+    await tx`SELECT pg_notify(${DELIVERY_CHANNEL}, '')`;
+  });
+  const deadline = Date.now() + 120_000;
+  while ((await count(control)) < EVENTS * FANOUT) {
+    if (Date.now() > deadline) throw new Error(`${tree.name}: the receiver got ${await count(control)} of 6,000`);
+    await sleep(5);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const [s1, r1, p1] = [ticks(tree.pid)!.ticks, ticks(receiverPid)!.ticks, postgresTicks()];
+  // Results still being recorded: let them commit before the next drain, and the backends report their
+  // function statistics (at most once a second).
+  await sleep(1_300);
+  const m1 = await stageMetrics(tree.url);
+  const f1 = await functionStats(tree.db);
+  const fd = (k: string) => {
+    const calls = (f1[k]?.calls ?? 0) - (f0[k]?.calls ?? 0);
+    return { calls, ms: calls > 0 ? ((f1[k]?.ms ?? 0) - (f0[k]?.ms ?? 0)) / calls : NaN };
+  };
+  const [claimDb, recordDb] = [fd("claim"), fd("deliveries_record_results")];
+  const d = (k: string) => (m1[k] ?? 0) - (m0[k] ?? 0);
+  const mean = (s: string) => d(`${s}_count`) > 0 ? (d(`${s}_sum`) / d(`${s}_count`)) * 1000 : NaN;
+  return {
+    rate: Math.round((EVENTS * FANOUT) / seconds),
+    exchangeMs: mean("exchange"),
+    recordMs: mean("record"),
+    claimMs: mean("claim"),
+    rowsPerClaim: d("claimed") / d("claim_count"),
+    busy: d("exchange_sum") / seconds,
+    serviceCores: (s1 - s0) / CLK_TCK / seconds,
+    postgresCores: pgDelta(p0, p1) / CLK_TCK / seconds,
+    receiverCores: (r1 - r0) / CLK_TCK / seconds,
+    load: Number(load),
+    claimDbMs: claimDb.ms,
+    recordCalls: recordDb.calls,
+    recordDbMs: recordDb.ms,
+  };
+}
+
+async function fetchLimit(port: number, control: number): Promise<number> {
+  await (await fetch(`http://127.0.0.1:${control}/reset?delayMs=0`, { method: "POST" })).text();
+  const out = await new Deno.Command("deno", {
+    args: [
+      "run",
+      "-A",
+      "tests/bench/fetch_load.ts",
+      `https://localhost:${port}/plain`,
+      "30000",
+      `${CONCURRENCY}`,
+      "230",
+    ],
+    cwd: ROOT,
+    stdout: "piped",
+  }).output();
+  return Number(new TextDecoder().decode(out.stdout).trim());
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const f2 = (x: number) => (Math.round(x * 100) / 100).toString();
+
+const port = freePort();
+const control = freePort();
+const receiver = await spawnReady(["run", "-A", "tests/bench/receiver_server.ts", String(port), String(control)]);
+const receiverPid = receiver.pid;
+const before = await treeAt(commit);
+const trees: Tree[] = [];
+try {
+  trees.push(await startTree("before", before, await createTestDb()));
+  trees.push(await startTree("after", ROOT, await createTestDb()));
+  for (const t of trees) {
+    const api = apiAt(t.url);
+    const acc = await newOperatorAccount(api, "business");
+    await newApiKey(api, acc, "bench");
+    for (let i = 0; i < FANOUT; i++) {
+      await createWebhook(api, acc, `https://localhost:${port}/h${i}`, ["inbox.created"], "bench-secret-0123456789");
+    }
+    t.accountId = acc.id;
+    await drain(t, control); // warm-up: connections, JIT
+  }
+  type Run = Awaited<ReturnType<typeof drain>> & { ratio: number };
+  const runs: Record<string, Run[]> = { before: [], after: [] };
+  const fetches: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    // Alternate which goes first, so neither always follows the fetch run.
+    const order = round % 2 === 0 ? trees : [...trees].reverse();
+    const got: Record<string, Awaited<ReturnType<typeof drain>>> = {};
+    for (const t of order) got[t.name] = await drain(t, control);
+    const limit = await fetchLimit(port, control);
+    fetches.push(limit);
+    for (const t of trees) {
+      const r = { ...got[t.name]!, ratio: got[t.name]!.rate / limit };
+      runs[t.name]!.push(r);
+      console.log(
+        `round ${round} ${t.name.padEnd(6)} ${r.rate}/s (${f2(r.ratio)} of fetch ${limit}) exchange ${
+          f2(r.exchangeMs)
+        } record ${f2(r.recordMs)} claim ${f2(r.claimMs)} ms / ${f2(r.rowsPerClaim)} rows, busy ${
+          f2(r.busy)
+        }/32; cores svc ${f2(r.serviceCores)} pg ${f2(r.postgresCores)} rcv ${f2(r.receiverCores)}; in PG: claim ${
+          f2(r.claimDbMs)
+        } ms, ${r.recordCalls} record calls of ${f2(r.recordDbMs)} ms; load ${r.load}`,
+      );
+    }
+  }
+  console.log(`\nmedians of ${rounds} alternating rounds (${commit} = before, this checkout = after):`);
+  console.log(`fetch at ${CONCURRENCY}: ${Math.round(median(fetches))}/s`);
+  console.log(
+    "| tree | deliveries/s | ratio | exchange ms | record ms | claim ms | rows/claim | busy slots | svc cores | pg cores | rcv cores | claim in PG ms | record calls | record in PG ms |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+  for (const t of trees) {
+    const rs = runs[t.name]!;
+    const m = (k: keyof Run) => median(rs.map((r) => r[k]));
+    console.log(
+      `| ${t.name} | ${Math.round(m("rate"))} | ${f2(m("ratio"))} | ${f2(m("exchangeMs"))} | ${f2(m("recordMs"))} | ${
+        f2(m("claimMs"))
+      } | ${f2(m("rowsPerClaim"))} | ${f2(m("busy"))} | ${f2(m("serviceCores"))} | ${f2(m("postgresCores"))} | ${
+        f2(m("receiverCores"))
+      } | ${f2(m("claimDbMs"))} | ${Math.round(m("recordCalls"))} | ${f2(m("recordDbMs"))} |`,
+    );
+  }
+} finally {
+  for (const t of trees) {
+    // SIGINT lets --cpu-prof write its profile.
+    t.child.kill(cpuProf ? "SIGINT" : "SIGKILL");
+    await t.child.status;
+    await t.db.close();
+  }
+  receiver.kill("SIGKILL");
+  await receiver.status;
+}
