@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
 import { ConfigError } from "../shared/config_error.ts";
 import { onDataDir } from "./data_dir.ts";
+import { templateRefusal, unpackTemplate } from "./pgdata_template.ts";
 
 /** A postgres.js client with the service's transforms. */
 export type Sql = postgres.Sql<Record<string, never>>;
@@ -86,6 +87,24 @@ export function embeddedStartParams(defaults: readonly string[]): string[] {
   return [...defaults, "-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`];
 }
 
+/** On a first start (no `pgdata` yet), makes it from the shipped template rather than by PGlite's initdb. */
+async function firstStartFromTemplate(pgdata: string): Promise<void> {
+  try {
+    await Deno.stat(pgdata);
+    return;
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  const refusal = await templateRefusal();
+  if (refusal !== undefined) {
+    log.warn("Making the embedded database with PGlite's initdb, which takes seconds and most of a GiB ({reason})", {
+      reason: refusal,
+    });
+    return;
+  }
+  await unpackTemplate(pgdata);
+}
+
 async function openEmbedded(dataDir: string): Promise<Database> {
   const lockFile = await onDataDir(dataDir, async () => {
     await Deno.mkdir(dataDir, { recursive: true });
@@ -98,10 +117,12 @@ async function openEmbedded(dataDir: string): Promise<Database> {
       `DATA_DIR: another process is using the embedded database in ${dataDir}: stop it first, or set DATABASE_URL to share a PostgreSQL server`,
     );
   }
+  const started = performance.now();
+  const pgdata = join(dataDir, "pgdata");
+  await onDataDir(dataDir, () => firstStartFromTemplate(pgdata));
   const { PGlite } = await import("@electric-sql/pglite");
   const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
-  const started = performance.now();
-  const db = await PGlite.create(join(dataDir, "pgdata"), {
+  const db = await PGlite.create(pgdata, {
     startParams: embeddedStartParams(PGlite.defaultStartParams),
   });
   const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0 });
