@@ -76,11 +76,13 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
  * The embedded server's shared buffers. PGlite's data directory has
  * PostgreSQL's default of 128 MB, and inside the WASM heap every buffer once
  * used stays resident: a reopened data directory idled at 280 MiB RSS (PGlite
- * alone, no service) with 128 MB and at 150-160 MiB with 1-16 MB. 16 MB
- * (2,048 pages) holds the catalog and a small service's hot rows; a page
- * outside them is read from the host's page cache through a file read.
+ * alone, no service) with 128 MB and at 150-160 MiB with 1-16 MB; the whole
+ * service, 30 s after a later start, at 359 MiB with 128 MB, 163 MiB with
+ * 16 MB and 155 MiB with 8 MB (with the start task's flags). 8 MB (1,024
+ * pages) holds the catalog and a small service's hot rows; a page outside
+ * them is read from the host's page cache through a file read.
  */
-export const EMBEDDED_SHARED_BUFFERS = "16MB";
+export const EMBEDDED_SHARED_BUFFERS = "8MB";
 
 /** PGlite's start parameters with the embedded settings after them (a later `-c` wins over an earlier one and over postgresql.conf). */
 export function embeddedStartParams(defaults: readonly string[]): string[] {

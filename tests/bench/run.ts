@@ -21,6 +21,8 @@
  *              by 10 mails of 100 KB (another tenant's p95), this tree and before the bounds side by side
  *   recover    one POST .../recover of 10,000 failed events: the call's time, the drain, and another tenant's
  *              event -> receiver p95 at 50 events/s during the drain vs just before
+ *   embedded   the start task on an empty DATA_DIR with no DATABASE_URL: first start peak RSS, RSS 30 s after it
+ *              answers, and 30 s after a later start on the same DATA_DIR; this tree and before, side by side
  */
 import { createTestDb, TEST_DATABASE_URL, type TestDb } from "../_helpers/db.ts";
 import { serviceEnv, type ServiceProcess, startService } from "../_helpers/process.ts";
@@ -36,6 +38,7 @@ import { loadConfig } from "../../src/config.ts";
 import { waitScenario } from "./wait_bench.ts";
 import { slowStreamsScenario, wokenWaitsScenario } from "./tenant_bench.ts";
 import { recoverScenario } from "./recover_bench.ts";
+import { embeddedScenario } from "./embedded_bench.ts";
 import { bareStreamScenario, BEFORE, smtpToFrameScenario, storeCostScenario, streamScenario } from "./events_bench.ts";
 import { debianTool } from "./debian_tools.ts";
 import { BEFORE_BATCHED, CACHE, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
@@ -856,6 +859,14 @@ try {
       slowStreams: await slowStreamsScenario(row),
       wokenWaits: await wokenWaitsScenario(row),
     };
+  }
+
+  if (want("embedded")) {
+    console.log(
+      "embedded: deno task start's command on an empty DATA_DIR, no DATABASE_URL: first start peak RSS, RSS 30 s " +
+        "after it answers, and after a later start on the same DATA_DIR; this tree and before, side by side",
+    );
+    results.embedded = await embeddedScenario(row);
   }
 
   if (want("events")) {
