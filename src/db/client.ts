@@ -84,11 +84,6 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
  */
 export const EMBEDDED_SHARED_BUFFERS = "8MB";
 
-/** PGlite's start parameters with the embedded settings after them (a later `-c` wins over an earlier one and over postgresql.conf). */
-export function embeddedStartParams(defaults: readonly string[]): string[] {
-  return [...defaults, "-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`];
-}
-
 /** On a first start (no `pgdata` yet), makes it from the shipped template rather than by PGlite's initdb. */
 async function firstStartFromTemplate(pgdata: string): Promise<void> {
   try {
@@ -124,8 +119,9 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   await onDataDir(dataDir, () => firstStartFromTemplate(pgdata));
   const { PGlite } = await import("@electric-sql/pglite");
   const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
+  // After PGlite's own parameters: a later `-c` wins over an earlier one and over postgresql.conf.
   const db = await PGlite.create(pgdata, {
-    startParams: embeddedStartParams(PGlite.defaultStartParams),
+    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
   });
   const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0 });
   await server.start();

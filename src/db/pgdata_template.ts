@@ -84,7 +84,7 @@ class Blocks {
  * no half a database for the next one to open.
  */
 export async function unpackTemplate(pgdata: string): Promise<void> {
-  const partial = join(dirname(pgdata), `.${pgdata.split(/[\\/]/).pop()}.partial`);
+  const partial = `${pgdata}.partial`;
   await Deno.remove(partial, { recursive: true }).catch((err) => {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   });

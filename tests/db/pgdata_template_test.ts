@@ -35,13 +35,13 @@ Deno.test("a first start makes the embedded database from the template, past wha
   ];
   try {
     // What an earlier start cut short while unpacking leaves beside pgdata.
-    await Deno.mkdir(join(b, ".pgdata.partial", "base"), { recursive: true });
-    await Deno.writeTextFile(join(b, ".pgdata.partial", "PG_VERSION"), "junk\n");
+    await Deno.mkdir(join(b, "pgdata.partial", "base"), { recursive: true });
+    await Deno.writeTextFile(join(b, "pgdata.partial", "PG_VERSION"), "junk\n");
 
     const first = await systemIdentifier(a);
     // initdb would have drawn another identifier for the second directory.
     assert.equal(await systemIdentifier(b), first);
-    await assert.rejects(Deno.stat(join(b, ".pgdata.partial")), Deno.errors.NotFound);
+    await assert.rejects(Deno.stat(join(b, "pgdata.partial")), Deno.errors.NotFound);
     assert.equal((await Deno.readTextFile(join(b, "pgdata", "PG_VERSION"))).trim().length > 0, true);
     // A later start opens what the first one made.
     assert.equal(await systemIdentifier(a), first);
