@@ -3,11 +3,12 @@
  * start runs initdb in a second PostgreSQL instance of the same process,
  * copies that instance's whole 128 MiB heap to restore it between initdb's
  * steps, then dumps the result as a tar and loads it into the first one. That
- * took the process to a peak of 845-925 MiB RSS, and the garbage it left kept
- * the idle service at 443-833 MiB until a garbage collection that an idle
+ * took the process to a peak of 816-1,025 MiB RSS, and the garbage it left
+ * kept the idle service at 425-1,011 MiB 30 s after it answered
+ * (tests/bench/README.md, embedded), until a garbage collection that an idle
  * process may not run for minutes. The directory initdb makes is the same on
  * every machine, so it is made once (scripts/pgdata_template.ts) and shipped
- * as vendor/pglite/pgdata.tar.gz (4.5 MB); a first start unpacks it, streamed,
+ * as vendor/pglite/pgdata.tar.gz (4.4 MB); a first start unpacks it, streamed,
  * into DATA_DIR and then opens it as any later start does.
  *
  * The template is used only with the PGlite release that made it

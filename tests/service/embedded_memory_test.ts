@@ -1,7 +1,7 @@
 /**
  * The memory of a first start on the embedded database, run with the start
  * task's command on an empty DATA_DIR: its peak RSS (the kernel's VmHWM) stays
- * far below what PGlite's initdb took it to (845-925 MiB); 209-293 MiB here
+ * far below what PGlite's initdb took it to (816-1,025 MiB); 207-293 MiB here
  * (tests/bench/embedded_bench.ts measures it with the idle figures).
  */
 import assert from "node:assert/strict";
