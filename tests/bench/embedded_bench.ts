@@ -11,6 +11,7 @@
  * side in one run.
  */
 import { freePort } from "../_helpers/ports.ts";
+import { statusKb } from "../_helpers/proc_status.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { ROOT, treeAt } from "./trees.ts";
 
@@ -42,16 +43,6 @@ type Row = (
   target?: string,
   against?: string,
 ) => void;
-
-/** A /proc/<pid>/status field in kB, 0 once the process is gone. */
-function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
-  try {
-    const text = Deno.readTextFileSync(`/proc/${pid}/status`);
-    return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
 
 /** `pid` and the processes it started, and theirs. */
 function processTree(pid: number): number[] {

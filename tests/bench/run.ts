@@ -27,6 +27,7 @@
 import { createTestDb, TEST_DATABASE_URL, type TestDb } from "../_helpers/db.ts";
 import { serviceEnv, type ServiceProcess, startService } from "../_helpers/process.ts";
 import { freePort } from "../_helpers/ports.ts";
+import { statusKb } from "../_helpers/proc_status.ts";
 import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
@@ -273,11 +274,6 @@ async function fetchLimit(receiver: BenchReceiver, requests: number, concurrency
     stdout: "piped",
   }).output();
   return Number(new TextDecoder().decode(out.stdout).trim());
-}
-
-function rssKb(pid: number, field: "VmRSS" | "VmHWM"): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
 }
 
 /** Clock ticks per second of /proc's CPU times. */
@@ -1042,13 +1038,13 @@ try {
   if (want("memory")) {
     console.log("memory: service RSS idle, and with 10^5 deliveries queued against a receiver answering in 1 s");
     const mem = await account(service, receiver, 1);
-    const idle = rssKb(service.pid, "VmRSS");
+    const idle = statusKb(service.pid, "VmRSS");
     await receiver.reset(1000);
     // Memory stays bounded with 10^5 queued (the queue holds only what is in flight; the rest stays in the table).
     await emitBurst(db, mem.id, 100_000, 1_000);
     let peak = 0;
     for (let i = 0; i < 40; i++) {
-      peak = Math.max(peak, rssKb(service.pid, "VmHWM"));
+      peak = Math.max(peak, statusKb(service.pid, "VmHWM"));
       await sleep(200);
     }
     row("memory", "RSS idle MiB", Math.round(idle / 1024));

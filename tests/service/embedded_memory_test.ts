@@ -6,13 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { startService } from "../_helpers/process.ts";
+import { statusKb } from "../_helpers/proc_status.ts";
 
 const PEAK_BOUND_MIB = 400;
-
-function hwmMiB(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)![1]) / 1024;
-}
 
 Deno.test({
   name: `a first start on the embedded database peaks under ${PEAK_BOUND_MIB} MiB RSS`,
@@ -21,7 +17,7 @@ Deno.test({
     const dataDir = await Deno.makeTempDir({ prefix: "inbox-memory-" });
     try {
       const service = await startService({ DATA_DIR: dataDir });
-      const peak = hwmMiB(service.pid);
+      const peak = statusKb(service.pid, "VmHWM") / 1024;
       assert.equal(await service.stop(), 0);
       assert.ok(peak < PEAK_BOUND_MIB, `peak RSS ${Math.round(peak)} MiB`);
     } finally {
