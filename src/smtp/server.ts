@@ -26,7 +26,6 @@ import type { InboxDeps } from "../inboxes/service.ts";
 import { createReceiver, prepareMessage, type Receiver } from "../messages/receive.ts";
 import { type SmtpAuthDeps, smtpAuthRules } from "./auth.ts";
 import "./greeting_delay.ts";
-import { parseMessage } from "./parse.ts";
 import { smtpRefusalLogger } from "./refusal_log.ts";
 import { localError, noSuchMailbox, smtpError } from "./replies.ts";
 import type { TlsMaterial } from "./tls.ts";
@@ -98,6 +97,8 @@ async function readMessage(stream: SMTPServerDataStream, maxBytes: number): Prom
 /** Stores a message for every accepted recipient; false when none of them still exists. */
 async function ingest(receiver: Receiver, raw: Uint8Array, session: SMTPServerSession): Promise<boolean> {
   const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
+  // Loaded with the first message, not at start: mailparser and its dependencies added 14 MiB of RSS to every start.
+  const { parseMessage } = await import("./parse.ts");
   const message = prepareMessage(await parseMessage(raw, envelopeFrom));
   const addresses = session.envelope.rcptTo.map((r) => r.address);
   // All recipients in one transaction, shared with whatever else arrived meanwhile (group commit).

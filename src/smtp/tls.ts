@@ -23,7 +23,6 @@ import { createPrivateKey, generateKeyPair, X509Certificate } from "node:crypto"
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { getLogger } from "@logtape/logtape";
-import forgeModule from "node-forge";
 import type { Config } from "../config.ts";
 import { onDataDir } from "../db/data_dir.ts";
 import { ConfigError } from "../shared/config_error.ts";
@@ -84,7 +83,6 @@ interface ForgeCertificate {
   sign(key: unknown, digest: unknown): void;
 }
 
-const forge = forgeModule as unknown as Forge;
 const generateRsaKeyPair = promisify(generateKeyPair);
 
 /** An IPv4 or IPv6 literal, which a certificate names as an IP address rather than a DNS name. */
@@ -96,6 +94,8 @@ const isIpLiteral = (name: string) => /^\d{1,3}(\.\d{1,3}){3}$/.test(name) || na
  * VALIDITY_DAYS.
  */
 export async function selfSignedCertificate(domain: string, now = new Date()): Promise<TlsMaterial> {
+  // Loaded here, not at start: a start that finds its certificate never needs node-forge (4 MiB of RSS).
+  const forge = (await import("node-forge")).default as unknown as Forge;
   const { privateKey, publicKey } = await generateRsaKeyPair("rsa", { modulusLength: 2048 });
   const key = privateKey.export({ type: "pkcs8", format: "pem" }) as string;
   const cert = forge.pki.createCertificate();

@@ -22,10 +22,13 @@
  *              by 10 mails of 100 KB (another tenant's p95), this tree and before the bounds side by side
  *   recover    one POST .../recover of 10,000 failed events: the call's time, the drain, and another tenant's
  *              event -> receiver p95 at 50 events/s during the drain vs just before
+ *   embedded   the start task on an empty DATA_DIR with no DATABASE_URL: first start peak RSS, RSS 30 s after it
+ *              answers, and 30 s after a later start on the same DATA_DIR; this tree and before, side by side
  */
 import { createTestDb, type TestDb } from "../_helpers/db.ts";
 import { serviceEnv, type ServiceProcess, startService } from "../_helpers/process.ts";
 import { freePort } from "../_helpers/ports.ts";
+import { statusKb } from "../_helpers/proc_status.ts";
 import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
@@ -37,6 +40,7 @@ import { loadConfig } from "../../src/config.ts";
 import { waitScenario } from "./wait_bench.ts";
 import { slowStreamsScenario, wokenWaitsScenario } from "./tenant_bench.ts";
 import { recoverScenario } from "./recover_bench.ts";
+import { embeddedScenario } from "./embedded_bench.ts";
 import { bareStreamScenario, BEFORE, smtpToFrameScenario, storeCostScenario, streamScenario } from "./events_bench.ts";
 import { apiScenario, BEFORE_API } from "./api_bench.ts";
 import { BEFORE_BATCHED, CACHE, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
@@ -246,11 +250,6 @@ async function fetchLimit(receiver: BenchReceiver, requests: number, concurrency
     stdout: "piped",
   }).output();
   return Number(new TextDecoder().decode(out.stdout).trim());
-}
-
-function rssKb(pid: number, field: "VmRSS" | "VmHWM"): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
 }
 
 /** Clock ticks per second of /proc's CPU times. */
@@ -827,6 +826,14 @@ try {
     };
   }
 
+  if (want("embedded")) {
+    console.log(
+      "embedded: deno task start's command on an empty DATA_DIR, no DATABASE_URL: first start peak RSS, RSS 30 s " +
+        "after it answers, and after a later start on the same DATA_DIR; this tree and before, side by side",
+    );
+    results.embedded = await embeddedScenario(row);
+  }
+
   if (want("events")) {
     console.log(
       "events: event created (before its commit) -> SSE frame with 1,000 open streams; inbox creations/s keeping every event vs before",
@@ -1000,13 +1007,13 @@ try {
   if (want("memory")) {
     console.log("memory: service RSS idle, and with 10^5 deliveries queued against a receiver answering in 1 s");
     const mem = await account(service, receiver, 1);
-    const idle = rssKb(service.pid, "VmRSS");
+    const idle = statusKb(service.pid, "VmRSS");
     await receiver.reset(1000);
     // Memory stays bounded with 10^5 queued (the queue holds only what is in flight; the rest stays in the table).
     await emitBurst(db, mem.id, 100_000, 1_000);
     let peak = 0;
     for (let i = 0; i < 40; i++) {
-      peak = Math.max(peak, rssKb(service.pid, "VmHWM"));
+      peak = Math.max(peak, statusKb(service.pid, "VmHWM"));
       await sleep(200);
     }
     row("memory", "RSS idle MiB", Math.round(idle / 1024));
