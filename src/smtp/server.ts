@@ -94,11 +94,18 @@ async function readMessage(stream: SMTPServerDataStream, maxBytes: number): Prom
   return raw;
 }
 
+/**
+ * The MIME parser, loaded with the first message, not at start: mailparser
+ * and its dependencies added 14 MiB of RSS to every start. The promise is
+ * kept, so later messages do not go through the module loader again.
+ */
+let parserModule: Promise<typeof import("./parse.ts")> | undefined;
+const parser = () => parserModule ??= import("./parse.ts");
+
 /** Stores a message for every accepted recipient; false when none of them still exists. */
 async function ingest(receiver: Receiver, raw: Uint8Array, session: SMTPServerSession): Promise<boolean> {
   const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
-  // Loaded with the first message, not at start: mailparser and its dependencies added 14 MiB of RSS to every start.
-  const { parseMessage } = await import("./parse.ts");
+  const { parseMessage } = await parser();
   const message = prepareMessage(await parseMessage(raw, envelopeFrom));
   const addresses = session.envelope.rcptTo.map((r) => r.address);
   // All recipients in one transaction, shared with whatever else arrived meanwhile (group commit).
