@@ -444,6 +444,10 @@ const env = serviceEnv(db, {
   // retention, at a chosen time.
   DELIVERY_RETENTION_DAYS: "3650",
   EVENT_RETENTION_DAYS: "3650",
+  // The wait and events scenarios hold 1,000 waits and 1,000 streams of one
+  // account, over the per-account bounds' defaults (200 and 20).
+  MESSAGE_WAITS_PER_ACCOUNT: "1000",
+  EVENT_STREAMS_PER_ACCOUNT: "1000",
 });
 const config = loadConfig(env);
 /**
