@@ -232,7 +232,7 @@ export interface FrameBatch {
  * once and writes as one chunk. No object per event is made: with 20 streams
  * replaying 20 MB of 1 KB events to clients that do not read, an object per
  * event and its frame's parts added 115 MiB to the service, one buffer per
- * read 79 MiB (tests/bench/README.md, "tenants").
+ * read 79-88 MiB (tests/bench/README.md, "tenants").
  */
 export async function readFrames(
   db: Db,
