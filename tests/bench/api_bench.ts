@@ -14,9 +14,9 @@
 import { createTestDb, TEST_DATABASE_URL } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
 import { freePort } from "../_helpers/ports.ts";
-import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
+import { type Api, apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
 import { debianTool } from "./debian_tools.ts";
-import { ROOT, startTree, treeAt, type TreeService } from "./trees.ts";
+import { ROOT, spawnReady, startTree, treeAt } from "./trees.ts";
 
 /** The commit before the API path's per-request costs were cut (deadline sweep, header sets, log path, ids). */
 export const BEFORE_API = "577f5b5";
@@ -83,30 +83,14 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-/** A business account with an API key and 3 webhooks on `tree`. */
-async function benchAccount(tree: TreeService): Promise<{ id: string; key: string }> {
-  const api = apiAt(tree.url);
+/** A business account with an API key and 3 webhooks: what `GET /api/user-webhooks` lists in every API measure. */
+export async function benchAccount(api: Api): Promise<{ id: string; key: string }> {
   const acc = await newOperatorAccount(api, "business");
   const { key } = await newApiKey(api, acc, "bench");
   for (let i = 0; i < 3; i++) {
     await createWebhook(api, acc, `https://localhost:9/h${i}`, ["inbox.created"], "bench-secret-0123456789");
   }
   return { id: acc.id, key };
-}
-
-/** A child process that prints "ready" when it listens. */
-async function spawnReady(args: string[]): Promise<Deno.ChildProcess> {
-  const child = new Deno.Command("deno", { args, cwd: ROOT, stdout: "piped", stderr: "inherit" }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!seen.includes("ready")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`${args.join(" ")} exited before it was ready`);
-    seen += value;
-  }
-  reader.releaseLock();
-  void child.stdout.cancel().catch(() => {});
-  return child;
 }
 
 /** Each server's figures per round, the medians, and the load average around the measurement. */
@@ -134,7 +118,7 @@ export async function apiScenario(rounds = 5, seconds = 5): Promise<ApiFigures> 
   const before = await startTree(beforeRoot, serviceEnv(dbs[1]));
   let bare: Deno.ChildProcess | undefined;
   try {
-    const accounts = { after: await benchAccount(after), before: await benchAccount(before) };
+    const accounts = { after: await benchAccount(apiAt(after.url)), before: await benchAccount(apiAt(before.url)) };
     const barePort = freePort();
     bare = await spawnReady([
       "run",

@@ -11,7 +11,9 @@
  */
 import process from "node:process";
 import { createTestDb } from "../_helpers/db.ts";
-import { createWebhook, newApiKey, newOperatorAccount, startApp, testConfig } from "../_helpers/app.ts";
+import { startApp, testConfig } from "../_helpers/app.ts";
+import { benchAccount } from "./api_bench.ts";
+import { bareList } from "./bare_server.ts";
 import { staticResolver } from "../_helpers/resolver.ts";
 import { createApp } from "../../src/app.ts";
 import { setupLogging } from "../../src/shared/log.ts";
@@ -27,38 +29,10 @@ const started = await startApp(db.sql, {
   resolver: staticResolver({ localhost: ["127.0.0.1"] }),
 });
 try {
-  const acc = await newOperatorAccount(started, "business");
-  const { key } = await newApiKey(started, acc, "bench");
-  for (let i = 0; i < 3; i++) {
-    await createWebhook(started, acc, `https://localhost:9/h${i}`, ["inbox.created"], "bench-secret-0123456789");
-  }
+  const { id, key } = await benchAccount(started);
   // The test harness keeps every record from debug up; the service under the bench writes warnings and above.
   await setupLogging("warning", { sink: () => {} });
-  const sql = started.deps.sql;
-  const bare = async (_req: Request) => {
-    const rows = await sql<
-      {
-        id: string;
-        url: string;
-        events: string[];
-        active: boolean;
-        failureCount: number;
-        lastTriggeredAt: Date | null;
-        createdAt: Date;
-      }[]
-    >`
-      SELECT id, url, events, active, failure_count, last_triggered_at, created_at
-      FROM webhooks WHERE account_id = ${acc.id} ORDER BY created_at, id`;
-    return Response.json(rows.map((w) => ({
-      id: w.id,
-      url: w.url,
-      events: w.events,
-      active: w.active,
-      failureCount: w.failureCount,
-      lastTriggeredAt: w.lastTriggeredAt?.toISOString() ?? null,
-      createdAt: w.createdAt.toISOString(),
-    })));
-  };
+  const bare = bareList(started.deps.sql, id);
   const handler = which === "bare" ? bare : createApp(started.deps).fetch;
   const headers = { authorization: `Bearer ${key}` };
   const load = async (requests: number) => {

@@ -11,11 +11,9 @@
  */
 import { createTestDb } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
-import { freePort } from "../_helpers/ports.ts";
-import { waitUntil } from "../_helpers/wait.ts";
-import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
-import { wrk } from "./api_bench.ts";
-import { ROOT } from "./trees.ts";
+import { apiAt } from "../_helpers/app.ts";
+import { benchAccount, wrk } from "./api_bench.ts";
+import { ROOT, startTree } from "./trees.ts";
 
 interface ProfileNode {
   id: number;
@@ -73,50 +71,17 @@ export function summarize(profile: CpuProfile, top = 40): string {
 async function profileService(seconds: number): Promise<string> {
   const db = await createTestDb();
   const dir = await Deno.makeTempDir({ prefix: "api_profile_" });
-  const port = freePort();
-  const child = new Deno.Command("deno", {
-    args: ["run", "-A", `--cpu-prof`, `--cpu-prof-dir=${dir}`, "src/main.ts"],
-    cwd: ROOT,
-    env: {
-      ...serviceEnv(db),
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      SMTP_PORT: String(freePort()),
-      LOG_LEVEL: "error",
-    },
-    stdout: "null",
-    stderr: "inherit",
-  }).spawn();
+  const service = await startTree(ROOT, serviceEnv(db), { denoFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`] });
   try {
-    const url = `http://127.0.0.1:${port}`;
-    await waitUntil(
-      async () => {
-        try {
-          const res = await fetch(`${url}/healthz`);
-          await res.body?.cancel();
-          return res.ok;
-        } catch {
-          return false;
-        }
-      },
-      60_000,
-      () => "the service did not start",
-    );
-    const api = apiAt(url);
-    const acc = await newOperatorAccount(api, "business");
-    const { key } = await newApiKey(api, acc, "bench");
-    for (let i = 0; i < 3; i++) {
-      await createWebhook(api, acc, `https://localhost:9/h${i}`, ["inbox.created"], "bench-secret-0123456789");
-    }
-    await wrk(`${url}/api/user-webhooks`, key, 2); // warm-up
-    const figures = await wrk(`${url}/api/user-webhooks`, key, seconds);
+    const { key } = await benchAccount(apiAt(service.url));
+    const url = `${service.url}/api/user-webhooks`;
+    await wrk(url, key, 2); // warm-up
+    const figures = await wrk(url, key, seconds);
     console.log(`wrk: ${figures.rps} requests/s, p50 ${figures.p50} ms, non-2xx ${figures.non2xx}`);
-    child.kill("SIGTERM");
-    await child.status;
+    // SIGTERM: a clean exit writes the profile.
+    await service.stop("SIGTERM");
   } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already gone */ }
+    await service.stop();
     await db.close();
   }
   const file = [...Deno.readDirSync(dir)].find((e) => e.name.endsWith(".cpuprofile"));

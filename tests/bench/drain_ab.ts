@@ -19,9 +19,10 @@ import { serviceEnv } from "../_helpers/process.ts";
 import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
 import { freePort } from "../_helpers/ports.ts";
-import { sleep, waitUntil } from "../_helpers/wait.ts";
+import { sleep } from "../_helpers/wait.ts";
 import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
-import { ROOT, treeAt } from "./trees.ts";
+import { stageMetrics, stageTable } from "./delivery_stages.ts";
+import { ROOT, spawnReady, startTree, treeAt, type TreeService } from "./trees.ts";
 
 const args = Deno.args.filter((a) => !a.startsWith("--"));
 const cpuProf = Deno.args.includes("--cpu-prof");
@@ -59,73 +60,23 @@ function pgDelta(a: Map<string, number>, b: Map<string, number>): number {
   return used;
 }
 
-async function spawnReady(cmd: string[]): Promise<Deno.ChildProcess> {
-  const child = new Deno.Command("deno", { args: cmd, cwd: ROOT, stdout: "piped", stderr: "inherit" }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!seen.includes("ready")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("receiver exited");
-    seen += value;
-  }
-  reader.releaseLock();
-  void child.stdout.cancel().catch(() => {});
-  return child;
-}
-
 interface Tree {
   name: string;
   url: string;
   pid: number;
-  child: Deno.ChildProcess;
+  service: TreeService;
   db: TestDb;
   accountId: string;
 }
 
-async function startTree(name: string, root: URL, db: TestDb): Promise<Tree> {
-  const port = freePort();
+async function startDrainTree(name: string, root: URL, db: TestDb): Promise<Tree> {
   const flags = cpuProf ? [`--cpu-prof`, `--cpu-prof-dir=${new URL(`prof-${name}/`, CACHE).pathname}`] : [];
-  const child = new Deno.Command("deno", {
-    args: ["run", "-A", ...flags, "src/main.ts"],
-    cwd: root,
-    env: {
-      // Calls and time of the stored functions, per schema (pg_stat_user_functions).
-      ...Object.fromEntries(
-        Object.entries(serviceEnv(db)).map(([k, v]) => [k, k === "DATABASE_URL" ? `${v}&track_functions=pl` : v]),
-      ),
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      SMTP_PORT: String(freePort()),
-      LOG_LEVEL: "error",
-    },
-    stdout: "null",
-    stderr: "inherit",
-  }).spawn();
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntil(
-    async () => {
-      try {
-        const res = await fetch(`${url}/healthz`);
-        await res.body?.cancel();
-        return res.ok;
-      } catch {
-        return false;
-      }
-    },
-    120_000,
-    () => `${name} did not start`,
+  // Calls and time of the stored functions, per schema (pg_stat_user_functions).
+  const env = Object.fromEntries(
+    Object.entries(serviceEnv(db)).map(([k, v]) => [k, k === "DATABASE_URL" ? `${v}&track_functions=pl` : v]),
   );
-  return { name, url, pid: child.pid, child, db, accountId: "" };
-}
-
-async function stageMetrics(url: string): Promise<Record<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^delivery_stage_duration_seconds_(sum|count)\{stage="(\w+)"\} (\S+)$/gm)) {
-    out[`${m[2]}_${m[1]}`] = Number(m[3]);
-  }
-  out.claimed = Number(/^delivery_claimed_total (\S+)$/m.exec(text)?.[1] ?? 0);
-  return out;
+  const service = await startTree(root, env, { denoFlags: flags, name });
+  return { name, url: service.url, pid: service.pid, service, db, accountId: "" };
 }
 
 /** Calls and total ms of the claim and record functions in the tree's schema. */
@@ -175,15 +126,14 @@ async function drain(tree: Tree, control: number) {
     return { calls, ms: calls > 0 ? ((f1[k]?.ms ?? 0) - (f0[k]?.ms ?? 0)) / calls : NaN };
   };
   const [claimDb, recordDb] = [fd("claim"), fd("deliveries_record_results")];
-  const d = (k: string) => (m1[k] ?? 0) - (m0[k] ?? 0);
-  const mean = (s: string) => d(`${s}_count`) > 0 ? (d(`${s}_sum`) / d(`${s}_count`)) * 1000 : NaN;
+  const stages = stageTable(m0, m1, seconds);
   return {
     rate: Math.round((EVENTS * FANOUT) / seconds),
-    exchangeMs: mean("exchange"),
-    recordMs: mean("record"),
-    claimMs: mean("claim"),
-    rowsPerClaim: d("claimed") / d("claim_count"),
-    busy: d("exchange_sum") / seconds,
+    exchangeMs: stages.exchangeMs,
+    recordMs: stages.recordMs,
+    claimMs: stages.claimMs,
+    rowsPerClaim: stages.rowsPerClaim,
+    busy: stages.busySlots,
     serviceCores: (s1 - s0) / CLK_TCK / seconds,
     postgresCores: pgDelta(p0, p1) / CLK_TCK / seconds,
     receiverCores: (r1 - r0) / CLK_TCK / seconds,
@@ -225,8 +175,8 @@ const receiverPid = receiver.pid;
 const before = await treeAt(commit);
 const trees: Tree[] = [];
 try {
-  trees.push(await startTree("before", before, await createTestDb()));
-  trees.push(await startTree("after", ROOT, await createTestDb()));
+  trees.push(await startDrainTree("before", before, await createTestDb()));
+  trees.push(await startDrainTree("after", ROOT, await createTestDb()));
   for (const t of trees) {
     const api = apiAt(t.url);
     const acc = await newOperatorAccount(api, "business");
@@ -281,8 +231,7 @@ try {
 } finally {
   for (const t of trees) {
     // SIGINT lets --cpu-prof write its profile.
-    t.child.kill(cpuProf ? "SIGINT" : "SIGKILL");
-    await t.child.status;
+    await t.service.stop(cpuProf ? "SIGINT" : "SIGKILL");
     await t.db.close();
   }
   receiver.kill("SIGKILL");

@@ -41,6 +41,8 @@ import { waitScenario } from "./wait_bench.ts";
 import { slowStreamsScenario, wokenWaitsScenario } from "./tenant_bench.ts";
 import { recoverScenario } from "./recover_bench.ts";
 import { embeddedScenario } from "./embedded_bench.ts";
+import { stageMetrics, stageTable } from "./delivery_stages.ts";
+import { spawnReady } from "./trees.ts";
 import { bareStreamScenario, BEFORE, smtpToFrameScenario, storeCostScenario, streamScenario } from "./events_bench.ts";
 import { apiScenario, BEFORE_API } from "./api_bench.ts";
 import { BEFORE_BATCHED, CACHE, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
@@ -74,21 +76,6 @@ function row(
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-/** A child process that prints "ready" when it listens. */
-async function spawnReady(args: string[]): Promise<Deno.ChildProcess> {
-  const child = new Deno.Command("deno", { args, cwd: ROOT, stdout: "piped", stderr: "inherit" }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!seen.includes("ready")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`${args.join(" ")} exited before it was ready`);
-    seen += value;
-  }
-  reader.releaseLock();
-  void child.stdout.cancel().catch(() => {});
-  return child;
 }
 
 /** The control channel's filter of one path. */
@@ -188,31 +175,6 @@ async function backlogThroughput(
   await releaseBacklog(db);
   await receiver.waitFor(events * fanout);
   return { delivered: Math.round((events * fanout) / ((performance.now() - started) / 1000)), committed };
-}
-
-/** The sums and counts of the service's delivery stage histograms. */
-async function stageMetrics(url: string): Promise<Record<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^delivery_stage_duration_seconds_(sum|count)\{stage="(\w+)"\} (\S+)$/gm)) {
-    out[`${m[2]}_${m[1]}`] = Number(m[3]);
-  }
-  out.claimed = Number(/^delivery_claimed_total (\S+)$/m.exec(text)?.[1] ?? 0);
-  return out;
-}
-
-/** The stage table of a window between two readings of `stageMetrics`, `seconds` long. */
-function stageTable(a: Record<string, number>, b: Record<string, number>, seconds: number) {
-  const d = (k: string) => (b[k] ?? 0) - (a[k] ?? 0);
-  const mean = (stage: string) => d(`${stage}_count`) > 0 ? d(`${stage}_sum`) / d(`${stage}_count`) : NaN;
-  const r2 = (n: number) => Math.round(n * 100) / 100;
-  return {
-    exchangeMs: r2(mean("exchange") * 1000),
-    recordMs: r2(mean("record") * 1000),
-    claimMs: r2(mean("claim") * 1000),
-    rowsPerClaim: r2(d("claimed") / d("claim_count")),
-    busySlots: r2(d("exchange_sum") / seconds),
-  };
 }
 
 /** Commits `events` events in transactions of 100, their first attempts due an hour later. */

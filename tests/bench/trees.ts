@@ -1,5 +1,6 @@
 /**
- * Earlier commits of this repository run side by side with this one, for the
+ * The bench's child processes: `spawnReady` for a helper server, and earlier
+ * commits of this repository run side by side with this one, for the
  * bench's before/after figures: a commit's tree is unpacked once with
  * `git archive` into tests/bench/.cache, and each tree's service runs as its
  * own process on its own schema (the trees have different migrations).
@@ -30,15 +31,28 @@ export interface TreeService {
   port: number;
   smtpPort: number;
   pid: number;
-  stop(): Promise<void>;
+  /** Ends it (SIGKILL unless told: SIGINT or SIGTERM let `--cpu-prof` write its profile); once, however often called. */
+  stop(signal?: Deno.Signal): Promise<void>;
+}
+
+/** How a tree's service is run besides its environment. */
+export interface TreeOptions {
+  /** Flags for `deno run` before the script (e.g. `--cpu-prof`). */
+  denoFlags?: string[];
+  /** What the error says when it does not answer. */
+  name?: string;
 }
 
 /** Starts the service of the tree at `root` with `env`; resolves when it answers. */
-export async function startTree(root: URL, env: Record<string, string>): Promise<TreeService> {
+export async function startTree(
+  root: URL,
+  env: Record<string, string>,
+  opts: TreeOptions = {},
+): Promise<TreeService> {
   const port = freePort();
   const smtpPort = freePort();
   const child = new Deno.Command("deno", {
-    args: ["run", "-A", "src/main.ts"],
+    args: ["run", "-A", ...(opts.denoFlags ?? []), "src/main.ts"],
     cwd: root,
     env: { ...env, PORT: String(port), HOST: "127.0.0.1", SMTP_PORT: String(smtpPort), LOG_LEVEL: "error" },
     stdout: "null",
@@ -56,16 +70,33 @@ export async function startTree(root: URL, env: Record<string, string>): Promise
       }
     },
     120_000,
-    () => `${root.pathname} did not start`,
+    () => `${opts.name ?? root.pathname} did not start`,
   );
+  let stopped: Promise<void> | undefined;
   return {
     url,
     port,
     smtpPort,
     pid: child.pid,
-    stop: async () => {
-      child.kill("SIGKILL");
-      await child.status;
-    },
+    stop: (signal = "SIGKILL") =>
+      stopped ??= (async () => {
+        child.kill(signal);
+        await child.status;
+      })(),
   };
+}
+
+/** A child process of the bench (`deno` with `args`, from this checkout) that prints "ready" when it listens. */
+export async function spawnReady(args: string[]): Promise<Deno.ChildProcess> {
+  const child = new Deno.Command("deno", { args, cwd: ROOT, stdout: "piped", stderr: "inherit" }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (!seen.includes("ready")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${args.join(" ")} exited before it was ready`);
+    seen += value;
+  }
+  reader.releaseLock();
+  void child.stdout.cancel().catch(() => {});
+  return child;
 }
