@@ -10,13 +10,14 @@ import type { Metrics } from "./metrics.ts";
 import { jsonResponse } from "../http/schemas.ts";
 import { requireBearer } from "../http/bearer.ts";
 import { DOCS_NONCE, docsPolicy } from "../http/security_headers.ts";
+import { onFirstUse } from "../shared/on_first_use.ts";
 
 /**
  * Read and parsed on the first request for it, not at start: parsing the
  * 117 kB openapi.yaml left 32 MiB more RSS on every start (yaml's parser
  * and the garbage it makes), for a document few instances are ever asked.
  */
-const document = () => import("./openapi_document.ts");
+const document = onFirstUse(() => import("./openapi_document.ts"));
 
 const HealthSchema = z.object({ status: z.string() }).openapi("Health");
 

@@ -25,6 +25,7 @@ import type { DatabaseOutage } from "../db/outage.ts";
 import type { InboxDeps } from "../inboxes/service.ts";
 import { createReceiver, prepareMessage, type Receiver } from "../messages/receive.ts";
 import { type SmtpAuthDeps, smtpAuthRules } from "./auth.ts";
+import { onFirstUse } from "../shared/on_first_use.ts";
 import "./greeting_delay.ts";
 import { smtpRefusalLogger } from "./refusal_log.ts";
 import { localError, noSuchMailbox, smtpError } from "./replies.ts";
@@ -94,13 +95,8 @@ async function readMessage(stream: SMTPServerDataStream, maxBytes: number): Prom
   return raw;
 }
 
-/**
- * The MIME parser, loaded with the first message, not at start: mailparser
- * and its dependencies added 14 MiB of RSS to every start. The promise is
- * kept, so later messages do not go through the module loader again.
- */
-let parserModule: Promise<typeof import("./parse.ts")> | undefined;
-const parser = () => parserModule ??= import("./parse.ts");
+/** The MIME parser, loaded with the first message: mailparser and its dependencies added 14 MiB of RSS to every start. */
+const parser = onFirstUse(() => import("./parse.ts"));
 
 /** Stores a message for every accepted recipient; false when none of them still exists. */
 async function ingest(receiver: Receiver, raw: Uint8Array, session: SMTPServerSession): Promise<boolean> {

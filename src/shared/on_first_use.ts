@@ -1,0 +1,11 @@
+/**
+ * A module (or any value) loaded when first asked for, not at start, and the
+ * same promise for every later caller: no trip through the module loader on
+ * each request or message. Used for the dependencies that cost RSS at every
+ * start but serve only some instances (mailparser 14 MiB, the MCP SDK 11 MiB,
+ * the parsed openapi.yaml 32 MiB; tests/bench/README.md, "embedded").
+ */
+export function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () => loaded ??= load();
+}
