@@ -11,6 +11,12 @@
  * as vendor/pglite/pgdata.tar.gz (4.4 MB); a first start unpacks it, streamed,
  * into DATA_DIR and then opens it as any later start does.
  *
+ * The reader below is written here rather than taken from npm's `tar`
+ * (7.5.23): unpacking this template in a bare process took 550-670 ms and
+ * left 115-119 MiB RSS with it, 259 ms and 71 MiB with this reader, and the
+ * first start's memory is what this module is for. It reads only what the
+ * script writes: ustar regular files and directories.
+ *
  * The template is used only with the PGlite release that made it
  * (vendor/pglite/pglite-version); with another, the start falls back to
  * PGlite's initdb and says so.
