@@ -49,12 +49,20 @@ export interface QueueOptions<S> {
   observe?: (stage: "claim" | "exchange" | "record", seconds: number, rows?: number) => void;
 }
 
-/** Work held back by a cap is looked at again this soon. */
+/** Work held back by a cap, and due work while attempts are unfinished, is looked at again this soon. */
 const CAPPED_RETRY_MS = 250;
 /** Finished attempts are let to accumulate this long, so one claim refills many slots. */
 const REFILL_DELAY_MS = 2;
 /** Expired leases are looked for at most this often (the sweep does it too). */
 const LEASE_CHECK_MS = 500;
+/**
+ * Once a cap has held rows back, a claim asks for the attempts finished since
+ * the last one (the room they left) and this many more, not for every free
+ * slot: each row it locks and the marking then holds back costs the claim
+ * its lock. Asking for 52 rows of an account with room for 12 took 2.1 to
+ * 2.3 ms in PostgreSQL, asking for 12 1.2 ms.
+ */
+const CLAIM_SLACK = 8;
 
 export class DeliveryQueue<S = unknown> {
   readonly #o: Required<QueueOptions<S>>;
@@ -70,6 +78,10 @@ export class DeliveryQueue<S = unknown> {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = Infinity;
   #leaseCheckedAt = -Infinity;
+  /** Whether the last claim found rows that a cap held back. */
+  #capBound = false;
+  /** Attempts finished (results committed) since the last claim started. */
+  #finishedSinceClaim = 0;
 
   constructor(options: QueueOptions<S>) {
     this.#o = { idlePollMs: 60_000, observe: () => {}, ...options };
@@ -154,10 +166,15 @@ export class DeliveryQueue<S = unknown> {
       while (!this.#stopped) {
         const room = this.#o.globalConcurrency - this.#inFlight.size;
         if (room <= 0) break; // A finishing attempt wakes the queue again.
-        const { claimed, heldBack, cancelled, heldUntil, at } = await this.#claimDetailed(room);
+        const limit = this.#capBound ? Math.min(room, this.#finishedSinceClaim + CLAIM_SLACK) : room;
+        const { claimed, heldBack, cancelled, heldUntil, at } = await this.#claimDetailed(limit);
+        this.#capBound = heldBack > 0;
         capped ||= heldBack > 0;
         held = heldUntil === undefined ? undefined : { at, until: heldUntil };
-        if (claimed.length + heldBack + cancelled < room) break; // Drained what is due.
+        if (claimed.length + heldBack + cancelled < limit) break; // Drained what is due.
+        // With rows held back, claim again at once: the account whose cap is
+        // now full is skipped, and another's attempts behind its backlog are
+        // reached (fairness_test.ts).
         if (claimed.length === 0 && cancelled === 0) break;
       }
     } catch (err) {
@@ -168,7 +185,11 @@ export class DeliveryQueue<S = unknown> {
     }
     if (this.#stopped) return;
     if (this.#again) return this.wake();
-    if (capped) return this.#schedule(CAPPED_RETRY_MS);
+    // While attempts are unfinished, each one that finishes wakes the queue:
+    // no query for the next due time (it was one in three of the queue's
+    // statements while draining a backlog), only a timer for due retries and
+    // expired leases in case none finishes for a while.
+    if (capped || this.#unfinished.size > 0) return this.#schedule(CAPPED_RETRY_MS);
     await this.#armForNextDue(held);
   }
 
@@ -206,6 +227,7 @@ export class DeliveryQueue<S = unknown> {
       await repo.requeueExpiredLeases(this.#o.sql, now);
     }
     // One round trip: the stored function locks, cancels, counts the caps and marks in flight.
+    this.#finishedSinceClaim = 0;
     const started = performance.now();
     const claim = await repo.claim(
       this.#o.sql,
@@ -245,6 +267,9 @@ export class DeliveryQueue<S = unknown> {
         freeSlot();
         this.#leases.release(d.id);
         this.#unfinished.delete(d.id);
+        // Its row has left the caps' count: room for another claim of its account.
+        this.#finishedSinceClaim++;
+        this.wake();
       }
     });
     this.#unfinished.set(d.id, run);

@@ -142,11 +142,17 @@ export async function releaseClaims(db: Db, worker: string, ids: string[]): Prom
  * queue at once, again and again, until the hold ends.
  */
 export async function nextWakeAt(db: Db, dueAfter?: Date): Promise<Date | null> {
+  // The first row of each index's order (deliveries_due_order_idx,
+  // deliveries_lease_idx), not min(): with the statistics of a queue table
+  // (always behind), the planner computed min(run_at) by reading every
+  // pending attempt through another index, 3 to 4 ms with 4,000 to 6,000
+  // pending (PostgreSQL 15, auto_explain), at every idle tick of the queue.
   const rows = await db<{ at: Date | null }[]>`
     SELECT LEAST(
-      (SELECT min(run_at) FROM deliveries WHERE status = 'pending'
-        ${dueAfter === undefined ? db`` : db`AND run_at > ${dueAfter}`}),
-      (SELECT min(lease_until) FROM deliveries WHERE status = 'in_flight')
+      (SELECT run_at FROM deliveries WHERE status = 'pending'
+        ${dueAfter === undefined ? db`` : db`AND run_at > ${dueAfter}`}
+        ORDER BY run_at, id LIMIT 1),
+      (SELECT lease_until FROM deliveries WHERE status = 'in_flight' ORDER BY lease_until LIMIT 1)
     ) AS at`;
   return rows[0]?.at ?? null;
 }
