@@ -16,6 +16,8 @@ import { serviceEnv } from "../_helpers/process.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { type Api, apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
 import { debianTool } from "./debian_tools.ts";
+import { CLK_TCK, procCpu } from "./proc_cpu.ts";
+import { median } from "./stats.ts";
 import { ROOT, spawnReady, startTree, treeAt } from "./trees.ts";
 
 /** The commit before the API path's per-request costs were cut (deadline sweep, header sets, log path, ids). */
@@ -57,17 +59,11 @@ export async function wrk(url: string, key: string | undefined, seconds: number)
   };
 }
 
-/** Clock ticks per second of /proc's CPU times. */
-const CLK_TCK = Number(
-  new TextDecoder().decode(new Deno.Command("getconf", { args: ["CLK_TCK"], stdout: "piped" }).outputSync().stdout),
-) || 100;
-
 /** A process's CPU time so far (utime + stime of all its threads), in seconds. */
 function cpuSeconds(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  // The name is in parentheses and may hold spaces; utime and stime are fields 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  const cpu = procCpu(pid);
+  if (cpu === undefined) throw new Error(`process ${pid} is gone`);
+  return cpu.ticks / CLK_TCK;
 }
 
 /** The 1, 5 and 15 minute load averages. */
@@ -76,12 +72,6 @@ export function loadAverage(): string {
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
 
 /** A business account with an API key and 3 webhooks: what `GET /api/user-webhooks` lists in every API measure. */
 export async function benchAccount(api: Api): Promise<{ id: string; key: string }> {

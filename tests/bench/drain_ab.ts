@@ -23,6 +23,8 @@ import { freePort } from "../_helpers/ports.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
 import { stageMetrics, stageTable } from "./delivery_stages.ts";
+import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
+import { median } from "./stats.ts";
 import { ROOT, spawnReady, startTree, treeAt, type TreeService } from "./trees.ts";
 
 const args = Deno.args.filter((a) => !a.startsWith("--"));
@@ -34,32 +36,6 @@ const EVENTS = 2_000;
 const FANOUT = Number(Deno.args.find((a) => a.startsWith("--fanout="))?.slice("--fanout=".length) ?? 3);
 const CONCURRENCY = 32;
 const CACHE = new URL("./.cache/", import.meta.url);
-
-const CLK_TCK = 100;
-function ticks(pid: number | string): { comm: string; ticks: number } | undefined {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const close = stat.lastIndexOf(")");
-    const f = stat.slice(close + 2).split(" ");
-    return { comm: stat.slice(stat.indexOf("(") + 1, close), ticks: Number(f[11]) + Number(f[12]) };
-  } catch {
-    return undefined;
-  }
-}
-function postgresTicks(): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const e of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(e.name)) continue;
-    const p = ticks(e.name);
-    if (p?.comm === "postgres") out.set(e.name, p.ticks);
-  }
-  return out;
-}
-function pgDelta(a: Map<string, number>, b: Map<string, number>): number {
-  let used = 0;
-  for (const [pid, t] of b) used += t - (a.get(pid) ?? 0);
-  return used;
-}
 
 interface Tree {
   name: string;
@@ -104,7 +80,7 @@ async function drain(tree: Tree, control: number) {
   const m0 = await stageMetrics(tree.url);
   const f0 = await functionStats(tree.db);
   const load = Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
-  const [s0, r0, p0] = [ticks(tree.pid)!.ticks, ticks(receiverPid)!.ticks, postgresTicks()];
+  const [s0, r0, p0] = [procCpu(tree.pid)!.ticks, procCpu(receiverPid)!.ticks, postgresTicks()];
   const started = performance.now();
   await tree.db.sql.begin(async (tx) => {
     await tx`UPDATE deliveries SET run_at = now() WHERE status = 'pending'`;
@@ -118,7 +94,7 @@ async function drain(tree: Tree, control: number) {
     await sleep(5);
   }
   const seconds = (performance.now() - started) / 1000;
-  const [s1, r1, p1] = [ticks(tree.pid)!.ticks, ticks(receiverPid)!.ticks, postgresTicks()];
+  const [s1, r1, p1] = [procCpu(tree.pid)!.ticks, procCpu(receiverPid)!.ticks, postgresTicks()];
   // Results still being recorded: let them commit before the next drain, and the backends report their
   // function statistics (at most once a second).
   await sleep(1_300);
@@ -138,7 +114,7 @@ async function drain(tree: Tree, control: number) {
     rowsPerClaim: stages.rowsPerClaim,
     busy: stages.busySlots,
     serviceCores: (s1 - s0) / CLK_TCK / seconds,
-    postgresCores: pgDelta(p0, p1) / CLK_TCK / seconds,
+    postgresCores: postgresTicksUsed(p0, p1) / CLK_TCK / seconds,
     receiverCores: (r1 - r0) / CLK_TCK / seconds,
     load: Number(load),
     claimDbMs: claimDb.ms,
@@ -165,10 +141,6 @@ async function fetchLimit(port: number, control: number): Promise<number> {
   return Number(new TextDecoder().decode(out.stdout).trim());
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const f2 = (x: number) => (Math.round(x * 100) / 100).toString();
 
 const port = freePort();

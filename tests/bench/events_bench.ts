@@ -13,16 +13,13 @@ import { serviceEnv, type ServiceProcess } from "../_helpers/process.ts";
 import { sleep, waitUntil } from "../_helpers/wait.ts";
 import { SmtpConversation } from "../smtp/_smtp_client.ts";
 import { ROOT, startTree, treeAt } from "./trees.ts";
+import { percentile } from "./stats.ts";
 
 /** The last commit that stored only the events some webhook subscribed to. */
 export const BEFORE = "867e9ff";
 
 function rssKb(pid: number): number {
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`))?.[1]);
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 /**

@@ -42,12 +42,14 @@ import { slowStreamsScenario, wokenWaitsScenario } from "./tenant_bench.ts";
 import { recoverScenario } from "./recover_bench.ts";
 import { embeddedScenario } from "./embedded_bench.ts";
 import { stageMetrics, stageTable } from "./delivery_stages.ts";
+import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
 import { spawnReady } from "./trees.ts";
 import { bareStreamScenario, BEFORE, smtpToFrameScenario, storeCostScenario, streamScenario } from "./events_bench.ts";
 import { apiScenario, BEFORE_API } from "./api_bench.ts";
 import { BEFORE_BATCHED, CACHE, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
 import { type SessionLoad, smtpSessionLoad } from "./smtp_tls_load.ts";
 import { selfSignedCertificate } from "../../src/smtp/tls.ts";
+import { percentile } from "./stats.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const only = new Set(Deno.args);
@@ -71,11 +73,6 @@ function row(
     : target;
   rows.push({ scenario, metric, service, limit, ratio });
   console.log(`  ${scenario} ${metric}: ${service}${limit !== "" ? ` vs ${limit}` : ""} ${ratio}`);
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 /** The control channel's filter of one path. */
@@ -214,25 +211,6 @@ async function fetchLimit(receiver: BenchReceiver, requests: number, concurrency
   return Number(new TextDecoder().decode(out.stdout).trim());
 }
 
-/** Clock ticks per second of /proc's CPU times. */
-const CLK_TCK = Number(
-  new TextDecoder().decode(new Deno.Command("getconf", { args: ["CLK_TCK"], stdout: "piped" }).outputSync().stdout),
-) || 100;
-
-/** A process's name and CPU time so far (utime + stime, in ticks), or undefined once it is gone. */
-function procCpu(pid: number | string): { comm: string; ticks: number } | undefined {
-  let stat: string;
-  try {
-    stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  } catch {
-    return undefined;
-  }
-  // The name is in parentheses and may hold spaces; utime and stime are fields 14 and 15.
-  const close = stat.lastIndexOf(")");
-  const fields = stat.slice(close + 2).split(" ");
-  return { comm: stat.slice(stat.indexOf("(") + 1, close), ticks: Number(fields[11]) + Number(fields[12]) };
-}
-
 /** The machine's CPU counters (/proc/stat): idle (with iowait) and total, in ticks. */
 function machineTicks(): { idle: number; total: number } {
   const cpu = Deno.readTextFileSync("/proc/stat").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
@@ -256,16 +234,9 @@ class CpuSampler {
     this.#postgres();
   }
   #postgres(): number {
-    let used = 0;
-    const seen = new Map<string, number>();
-    for (const entry of Deno.readDirSync("/proc")) {
-      if (!/^\d+$/.test(entry.name)) continue;
-      const p = procCpu(entry.name);
-      if (p?.comm !== "postgres") continue;
-      seen.set(entry.name, p.ticks);
-      used += p.ticks - (this.#pg.get(entry.name) ?? 0);
-    }
-    this.#pg = seen;
+    const now = postgresTicks();
+    const used = postgresTicksUsed(this.#pg, now);
+    this.#pg = now;
     return used;
   }
   /** Cores used since the previous sample: one figure per own pid, then postgres, then machine idle. */

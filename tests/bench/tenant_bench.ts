@@ -17,16 +17,13 @@ import { createTestDb, type TestDb } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { ROOT, startTree, treeAt, type TreeService } from "./trees.ts";
+import { percentile } from "./stats.ts";
 
 /** The last commit before streams read and queued in bytes, and before waits shared one read per inbox. */
 export const BEFORE_BOUNDS = "6466af4";
 
 function rssMiB(pid: number): number {
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`))?.[1]) / 1024;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
 }
 
 const round1 = (n: number) => Math.round(n * 10) / 10;

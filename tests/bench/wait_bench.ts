@@ -9,6 +9,7 @@ import type { TestDb } from "../_helpers/db.ts";
 import type { ServiceProcess } from "../_helpers/process.ts";
 import { sleep, waitUntil } from "../_helpers/wait.ts";
 import { SmtpConversation } from "../smtp/_smtp_client.ts";
+import { percentile } from "./stats.ts";
 
 /** What the scenario measured. */
 export interface WaitFigures {
@@ -25,10 +26,6 @@ export interface WaitFigures {
 
 function rssKb(pid: number): number {
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`))?.[1]);
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 /** Sends one message over an open conversation; resolves when the server said 250 to it. */
