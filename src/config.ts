@@ -244,7 +244,7 @@ export const EnvSchema = z.object({
     "Attempts in flight per instance, over all events (3 per event at most, always)",
   ),
   DELIVERY_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(1024).default(32).describe(
-    "Attempts of one account in flight over all instances, at most; within it, an account holds at most half of the slots the other accounts leave",
+    "Attempts of one account in flight over all instances, at most (one instance sends an account's attempts at a time); within it, an account holds at most half of the slots the other accounts on its instance leave",
   ),
   INBOXES_PER_ACCOUNT: perPlan(["free", "pro", "business"], { free: 10, pro: 100, business: 1_000 }).describe(
     "Live inboxes one account may hold, by plan (400 `INBOX_LIMIT` beyond; expired inboxes do not count)",

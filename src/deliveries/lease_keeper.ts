@@ -93,7 +93,7 @@ export class LeaseKeeper {
     const until = new Date(this.#clock.now().getTime() + LEASE_MS);
     let renewed: Set<string>;
     try {
-      renewed = await renewLeases(this.#sql, this.#worker, asked.map((h) => h.d.id), until);
+      renewed = await renewLeases(this.#sql, this.#worker, asked.map((h) => h.d), this.#clock.now(), until);
     } catch (err) {
       // The database is away: the local check stops the attempts in time.
       log.debug("Renewing {count} leases failed: {error}", { count: asked.length, error: String(err) });

@@ -1,20 +1,25 @@
 /**
  * The in-process queue. PostgreSQL is the source of truth; this only decides
- * when to claim. It claims right after a wake-up (a local emit, a NOTIFY from
- * another instance, a finished exchange), at the next due retry, or when a
- * lease runs out, and never has more than the global cap of exchanges under
- * way, nor more than `perEvent` attempts of one event in flight across all
- * instances.
+ * when to claim and when to send. It claims right after a wake-up (a local
+ * emit, a NOTIFY from another instance, a finished exchange), at the next due
+ * retry, or when a lease runs out.
  *
- * An attempt has two parts: its HTTP exchange (`send`) and the recording of
- * its result (`complete`, which the result writer batches with others: one
- * completer for the process). Its slot is free as soon as the exchange ends,
- * so the next exchange does not wait for the commit; its row stays in flight
- * in the database, and its lease held, until the result has committed, so the
- * caps, which count rows in flight over all instances, are never exceeded
- * (they hold an attempt a little longer than its exchange, never shorter),
- * and an instance that dies between the two sends the attempt again once the
- * lease runs out (at least once).
+ * One instance at a time sends an account's attempts: a claim takes the
+ * accounts of what it marks (`repo.claim`), and this process keeps them while
+ * it has attempts of them unfinished (`lease_keeper.ts`). So the caps, per
+ * event (spec 6.3: 3), per webhook and per account, are counted here, from
+ * this process's exchanges under way, and hold over all instances: no other
+ * instance sends to the same account meanwhile.
+ *
+ * A claim reserves ahead (RESERVE): the attempts it marks wait here, leased,
+ * and each starts the moment the caps let it (`#startReady`), with no round
+ * trip to the database between one exchange's end and the next one's start.
+ * An attempt then has two parts: its HTTP exchange (`send`), whose slot is free
+ * as soon as it ends, and the recording of its result (`complete`, which the
+ * result writer batches with others: one completer for the process). Its row
+ * stays in flight in the database, and its lease held, until the result has
+ * committed, so an instance that dies before that sends nothing more, and the
+ * attempt is sent again once the lease runs out (at least once).
  */
 import { getLogger, withContext } from "@logtape/logtape";
 import type { Sql } from "../db/client.ts";
@@ -35,7 +40,7 @@ export interface QueueOptions<S> {
   worker: string;
   /** Attempts in flight in this process, over all events. */
   globalConcurrency: number;
-  /** Attempts in flight over all instances: per event (spec 6.3: 3), per webhook, per account. */
+  /** Exchanges under way over all instances (this one holds their accounts): per event (spec 6.3: 3), per webhook, per account. */
   caps: repo.Caps;
   /** The HTTP exchange of one attempt; `stop` aborts when its lease is lost. Its slot is free once this settles. */
   send(d: repo.ClaimedDelivery, stop: AbortSignal): Promise<S>;
@@ -56,6 +61,15 @@ const REFILL_DELAY_MS = 2;
 /** Expired leases are looked for at most this often (the sweep does it too). */
 const LEASE_CHECK_MS = 500;
 /**
+ * A claim reserves up to this many times what the caps let be sent at once
+ * (per event, webhook and account, and this process's slots): the attempts
+ * beyond what is sent wait here, leased, and one starts the moment an
+ * exchange ends, with no round trip to the database in between. While
+ * draining a backlog of one account, a slot used to wait about as long for
+ * its next claim as for its exchange.
+ */
+const RESERVE = 2;
+/**
  * Once a cap has held rows back, a claim asks for the attempts finished since
  * the last one (the room they left) and this many more, not for every free
  * slot: each row it locks and the marking then holds back costs the claim
@@ -66,8 +80,10 @@ const CLAIM_SLACK = 8;
 
 export class DeliveryQueue<S = unknown> {
   readonly #o: Required<QueueOptions<S>>;
-  /** Attempts whose exchange is under way: the slots taken. */
-  readonly #inFlight = new Map<string, Promise<void>>();
+  /** Attempts whose exchange is under way: the slots taken, and what the caps count. */
+  readonly #inFlight = new Map<string, repo.ClaimedDelivery>();
+  /** Claimed attempts waiting for the caps to let their exchange start, in claim order; `go` starts it. */
+  readonly #ready = new Map<string, { d: repo.ClaimedDelivery; go: (start: boolean) => void }>();
   /** Attempts not finished yet, their result not committed: exchanges under way, and results being recorded. */
   readonly #unfinished = new Map<string, Promise<void>>();
   readonly #leases: LeaseKeeper;
@@ -80,8 +96,10 @@ export class DeliveryQueue<S = unknown> {
   #leaseCheckedAt = -Infinity;
   /** Whether the last claim found rows that a cap held back. */
   #capBound = false;
-  /** Attempts finished (results committed) since the last claim started. */
+  /** Exchanges ended since the last claim started. */
   #finishedSinceClaim = 0;
+  /** Whether a claim has taken accounts for this process (`repo.releaseClaims` gives them back). */
+  #tookAccounts = false;
 
   constructor(options: QueueOptions<S>) {
     this.#o = { idlePollMs: 60_000, observe: () => {}, ...options };
@@ -112,7 +130,7 @@ export class DeliveryQueue<S = unknown> {
    * queue with this.
    */
   async runOnce(): Promise<number> {
-    const claimed = await this.#claim(this.#o.globalConcurrency - this.#inFlight.size);
+    const claimed = await this.#claim(this.#room());
     await Promise.all(claimed.map((d) => this.#unfinished.get(d.id)));
     return claimed.length;
   }
@@ -133,10 +151,16 @@ export class DeliveryQueue<S = unknown> {
   async stop(graceMs: number): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    // Reserved attempts are not started: they go back to the queue below.
+    const reserved = [...this.#ready.keys()];
+    for (const { go } of this.#ready.values()) go(false);
+    this.#ready.clear();
     await withTimeout(Promise.allSettled(this.#unfinished.values()), graceMs, () => []);
     // Whatever did not finish goes back to the queue for another instance (or
     // this one after a restart) instead of waiting for its lease to run out.
-    await repo.releaseClaims(this.#o.sql, this.#o.worker, [...this.#unfinished.keys()]);
+    const unfinished = [...reserved, ...this.#unfinished.keys()];
+    // A process that never claimed holds nothing: no statement (its database may be away).
+    if (unfinished.length > 0 || this.#tookAccounts) await repo.releaseClaims(this.#o.sql, this.#o.worker, unfinished);
     this.#leases.close();
   }
 
@@ -164,7 +188,7 @@ export class DeliveryQueue<S = unknown> {
     let held: { at: Date; until: Date } | undefined;
     try {
       while (!this.#stopped) {
-        const room = this.#o.globalConcurrency - this.#inFlight.size;
+        const room = this.#room();
         if (room <= 0) break; // A finishing attempt wakes the queue again.
         const limit = this.#capBound ? Math.min(room, this.#finishedSinceClaim + CLAIM_SLACK) : room;
         const { claimed, heldBack, cancelled, heldUntil, at } = await this.#claimDetailed(limit);
@@ -206,8 +230,11 @@ export class DeliveryQueue<S = unknown> {
       const at = held && (next === null || held.until < next) ? held.until : next;
       const now = this.#o.clock.now().getTime();
       const delay = at ? Math.min(Math.max(0, at.getTime() - now), this.#o.idlePollMs) : this.#o.idlePollMs;
+      // Due already, yet the claim just before left it: its account is
+      // another instance's (or its cap is full there), which this one hears
+      // nothing of when it lets go. Looked at again soon, not in a loop.
       // Leases are compared with "<": one millisecond past the expiry.
-      this.#schedule(delay + 1);
+      this.#schedule((delay === 0 ? CAPPED_RETRY_MS : delay) + 1);
     } catch {
       this.#schedule(1000);
     }
@@ -233,31 +260,101 @@ export class DeliveryQueue<S = unknown> {
       this.#o.sql,
       now,
       limit,
-      this.#o.caps,
+      this.#reserveCaps(),
       this.#o.worker,
       new Date(now.getTime() + LEASE_MS),
+      [...this.#inFlight.values(), ...[...this.#ready.values()].map((r) => r.d)],
     );
     this.#o.observe("claim", (performance.now() - started) / 1000, claim.claimed.length);
-    for (const d of claim.claimed) this.#start(d);
+    this.#tookAccounts ||= claim.claimed.length > 0;
+    for (const d of claim.claimed) this.#accept(d);
+    this.#startReady();
     return { ...claim, at: now };
   }
 
-  #start(d: repo.ClaimedDelivery): void {
-    // Every line logged for this attempt names it and its webhook.
+  /** What a claim may still reserve: RESERVE times the slots, less what is sent or waits. */
+  #room(): number {
+    return RESERVE * this.#o.globalConcurrency - this.#inFlight.size - this.#ready.size;
+  }
+
+  /** The caps a claim reserves within: RESERVE times those the exchanges are held to. */
+  #reserveCaps(): repo.Caps {
+    const { perEvent, perWebhook, perAccount, slots } = this.#o.caps;
+    return {
+      perEvent: RESERVE * perEvent,
+      perWebhook: RESERVE * perWebhook,
+      perAccount: RESERVE * perAccount,
+      slots: RESERVE * slots,
+    };
+  }
+
+  /**
+   * Starts, in claim order, each reserved attempt that every cap lets be sent
+   * now, counted over this process's exchanges under way (it holds the
+   * accounts of all of them, see `repo.claim`), as the claim counts them: at
+   * most `perEvent` of one event, `perWebhook` to one webhook, and for an
+   * account, half of what the other accounts leave of the slots, divided
+   * among the accounts waiting here and one more, never more than
+   * `perAccount` (`repo.Caps`).
+   */
+  #startReady(): void {
+    if (this.#ready.size === 0 || this.#stopped) return;
+    const events = new Map<string, number>();
+    const webhooks = new Map<string, number>();
+    const accounts = new Map<string, number>();
+    const add = (d: repo.Exchange) => {
+      events.set(d.eventId, (events.get(d.eventId) ?? 0) + 1);
+      webhooks.set(d.webhookId, (webhooks.get(d.webhookId) ?? 0) + 1);
+      accounts.set(d.accountId, (accounts.get(d.accountId) ?? 0) + 1);
+    };
+    for (const d of this.#inFlight.values()) add(d);
+    const { perEvent, perWebhook, perAccount, slots } = this.#o.caps;
+    const share = (account: string, among: number) => {
+      const held = accounts.get(account) ?? 0;
+      return Math.min(perAccount, Math.max(1, Math.floor((slots - (this.#inFlight.size - held)) / (among + 1))));
+    };
+    // The accounts that share what is left: those waiting here that are not
+    // full alone (at half of what the others leave), as the claim counts the
+    // accounts of the rows it may mark.
+    const waiting = new Set(
+      [...this.#ready.values()].map((r) => r.d.accountId).filter((a) => (accounts.get(a) ?? 0) < share(a, 1)),
+    );
+    for (const [id, { d, go }] of this.#ready) {
+      if (this.#inFlight.size >= this.#o.globalConcurrency) return;
+      const held = accounts.get(d.accountId) ?? 0;
+      if ((events.get(d.eventId) ?? 0) >= perEvent || (webhooks.get(d.webhookId) ?? 0) >= perWebhook) continue;
+      if (held >= share(d.accountId, waiting.size + (waiting.has(d.accountId) ? 0 : 1))) continue;
+      this.#ready.delete(id);
+      this.#inFlight.set(id, d);
+      add(d);
+      go(true);
+    }
+  }
+
+  /**
+   * Takes a claimed attempt: its lease kept from now on, its exchange started
+   * once the caps let it (`#startReady`), then its result recorded.
+   */
+  #accept(d: repo.ClaimedDelivery): void {
     const stop = this.#leases.hold(d);
-    let exchanged: () => void = () => {};
-    this.#inFlight.set(d.id, new Promise<void>((done) => exchanged = done));
+    let go: (start: boolean) => void = () => {};
+    const started = new Promise<boolean>((resolve) => go = resolve);
+    this.#ready.set(d.id, { d, go });
+    // Every line logged for this attempt names it and its webhook.
     const run = withContext({ deliveryId: d.id, webhookId: d.webhookId }, async () => {
+      // The exchange has ended: the caps no longer count it, room for another.
       const freeSlot = () => {
         if (!this.#inFlight.delete(d.id)) return;
-        exchanged();
+        this.#finishedSinceClaim++;
+        this.#startReady();
         this.wake();
       };
       try {
-        const started = performance.now();
+        if (!await started) return; // Stopping: released unsent.
+        const began = performance.now();
         const sent = await this.#o.send(d, stop).finally(freeSlot);
         const exchanged = performance.now();
-        this.#o.observe("exchange", (exchanged - started) / 1000);
+        this.#o.observe("exchange", (exchanged - began) / 1000);
         await this.#o.complete(d, sent);
         this.#o.observe("record", (performance.now() - exchanged) / 1000);
       } catch (err) {
@@ -267,8 +364,6 @@ export class DeliveryQueue<S = unknown> {
         freeSlot();
         this.#leases.release(d.id);
         this.#unfinished.delete(d.id);
-        // Its row has left the caps' count: room for another claim of its account.
-        this.#finishedSinceClaim++;
         this.wake();
       }
     });

@@ -27,7 +27,7 @@ export interface ClaimedDelivery {
   leaseUntil: Date;
 }
 
-/** How many attempts may be in flight at once, over all instances. */
+/** How many attempts may be exchanged at once, over all instances (one at a time holds an account). */
 export interface Caps {
   /** Of one event (spec 6.3: 3). */
   perEvent: number;
@@ -37,7 +37,7 @@ export interface Caps {
   perAccount: number;
   /**
    * The slots shared between accounts (one instance's concurrency). An account
-   * may hold at most half of what the other accounts leave of them: alone it
+   * may hold at most half of what the other accounts of the instance leave of them: alone it
    * gets half, a second hanging tenant a quarter, a third an eighth, so a
    * newcomer always finds free slots; as attempts finish, the shares even out
    * to slots / (k + 1) for k accounts. Never less than 1.
@@ -74,13 +74,19 @@ type ClaimRow = Omit<ClaimedDelivery, "id"> & {
   heldUntil: Date | null;
 };
 
+/** An exchange under way, as the caps count it: of one event, to one webhook, of one account. */
+export type Exchange = Pick<ClaimedDelivery, "eventId" | "webhookId" | "accountId">;
+
 /**
  * One claim, one round trip: the stored function `deliveries_claim`
  * (`sql/claim.sql`) locks up to `limit` due attempts that can be sent now
  * (never those of a webhook a receiver holds), cancels those of disabled
- * webhooks, marks the rest in flight under this worker's lease within every
- * cap, counted over all instances, and returns them with a last row that
- * counts what it held back and says when the earliest hold ends.
+ * webhooks, takes their accounts (none of whose attempts another instance
+ * sends meanwhile), marks the rest in flight under this worker's lease within
+ * every cap, counted from `flying` (this instance's exchanges under way), and
+ * returns them with a last row that counts what it held back (with what
+ * belongs to an account another instance holds) and says when the earliest
+ * hold ends.
  */
 export async function claim(
   db: Db,
@@ -89,10 +95,12 @@ export async function claim(
   caps: Caps,
   worker: string,
   leaseUntil: Date,
+  flying: readonly Exchange[],
 ): Promise<Claim> {
   const rows = await db<ClaimRow[]>`
     SELECT * FROM deliveries_claim(${now}, ${limit}, ${caps.perEvent}, ${caps.perWebhook}, ${caps.perAccount},
-      ${caps.slots}, ${worker}, ${leaseUntil}, ${DUE_WINDOW})`;
+      ${caps.slots}, ${worker}, ${leaseUntil}, ${DUE_WINDOW}, ${flying.map((f) => f.eventId)}::text[],
+      ${flying.map((f) => f.webhookId)}::text[], ${flying.map((f) => f.accountId)}::text[])`;
   const last = rows.at(-1);
   return {
     claimed: rows.filter((r) => r.id !== null) as ClaimedDelivery[],
@@ -104,15 +112,35 @@ export async function claim(
 
 /**
  * Extends the leases of this worker's running attempts (the heartbeat of
- * `lease_keeper.ts`); returns the ids it still held. One statement for every
- * attempt of the process, by primary key.
+ * `lease_keeper.ts`), and of the accounts they belong to (`delivery_owners`):
+ * returns the ids it still held. An attempt of an account another instance
+ * took over (this one's lease on it ran out) is not renewed, so it is stopped:
+ * one instance at a time sends an account's attempts. One statement for every
+ * attempt of the process, by primary key; the accounts in id order, as a
+ * claim takes them.
  */
-export async function renewLeases(db: Db, worker: string, ids: string[], until: Date): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
+export async function renewLeases(
+  db: Db,
+  worker: string,
+  held: readonly { id: string; accountId: string }[],
+  now: Date,
+  until: Date,
+): Promise<Set<string>> {
+  if (held.length === 0) return new Set();
+  const accounts = [...new Set(held.map((h) => h.accountId))].sort();
   const rows = await db<{ id: string }[]>`
-    UPDATE deliveries SET lease_until = ${until}
-    WHERE id = ANY(${ids}) AND status = 'in_flight' AND claimed_by = ${worker}
-    RETURNING id`;
+    WITH owned AS (
+      INSERT INTO delivery_owners AS o (account_id, worker, lease_until)
+      SELECT a, ${worker}, ${until} FROM unnest(${accounts}::text[]) WITH ORDINALITY AS u(a, n) ORDER BY n
+      ON CONFLICT (account_id) DO UPDATE SET worker = ${worker}, lease_until = ${until}
+      WHERE o.worker = ${worker} OR o.lease_until <= ${now}
+      RETURNING o.account_id
+    )
+    UPDATE deliveries d SET lease_until = ${until}
+    FROM webhooks w
+    WHERE d.id = ANY(${held.map((h) => h.id)}) AND d.status = 'in_flight' AND d.claimed_by = ${worker}
+      AND w.id = d.webhook_id AND w.account_id IN (SELECT account_id FROM owned)
+    RETURNING d.id`;
   return new Set(rows.map((r) => r.id));
 }
 
@@ -125,12 +153,17 @@ export async function requeueExpiredLeases(db: Db, now: Date): Promise<number> {
   return rows.length;
 }
 
-/** Releases this worker's unfinished claims (graceful shutdown). */
+/**
+ * Releases this worker's unfinished claims, and the accounts it holds, so
+ * that another instance takes them at once (graceful shutdown).
+ */
 export async function releaseClaims(db: Db, worker: string, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
   await db`
-    UPDATE deliveries SET status = 'pending', claimed_by = NULL, lease_until = NULL
-    WHERE id = ANY(${ids}) AND status = 'in_flight' AND claimed_by = ${worker}`;
+    WITH released AS (
+      UPDATE deliveries SET status = 'pending', claimed_by = NULL, lease_until = NULL
+      WHERE id = ANY(${ids}) AND status = 'in_flight' AND claimed_by = ${worker}
+    )
+    DELETE FROM delivery_owners WHERE worker = ${worker}`;
 }
 
 /**

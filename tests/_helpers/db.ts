@@ -61,8 +61,12 @@ async function adminQuery(text: string): Promise<void> {
   }
 }
 
-/** Creates and migrates a new schema. */
-export async function createTestDb(): Promise<TestDb> {
+/**
+ * Creates and migrates a new schema; `migrated: false` leaves it empty, for a
+ * service of another release that migrates it at its start (the benches'
+ * side-by-side trees).
+ */
+export async function createTestDb({ migrated = true } = {}): Promise<TestDb> {
   const schema = `t_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
   await adminQuery(`CREATE SCHEMA ${schema}`);
   const closers: Array<() => Promise<void>> = [];
@@ -72,7 +76,7 @@ export async function createTestDb(): Promise<TestDb> {
     return db.sql;
   };
   const sql = await connect(5);
-  await migrate(sql);
+  if (migrated) await migrate(sql);
   return {
     sql,
     schema,

@@ -103,7 +103,7 @@ export interface ApiFigures {
 export async function apiScenario(rounds = 5, seconds = 5): Promise<ApiFigures> {
   const beforeRoot = await treeAt(BEFORE_API);
   // A schema each: the trees may have different migrations.
-  const dbs = [await createTestDb(), await createTestDb()] as const;
+  const dbs = [await createTestDb(), await createTestDb({ migrated: false })] as const;
   const after = await startTree(ROOT, serviceEnv(dbs[0]));
   const before = await startTree(beforeRoot, serviceEnv(dbs[1]));
   let bare: Deno.ChildProcess | undefined;

@@ -150,7 +150,7 @@ const receiverPid = receiver.pid;
 const before = await treeAt(commit);
 const trees: Tree[] = [];
 try {
-  trees.push(await startDrainTree("before", before, await createTestDb()));
+  trees.push(await startDrainTree("before", before, await createTestDb({ migrated: false })));
   trees.push(await startDrainTree("after", ROOT, await createTestDb()));
   for (const t of trees) {
     const api = apiAt(t.url);

@@ -259,7 +259,7 @@ async function creationRate(url: string, seconds: number, clients = 16): Promise
 export async function storeCostScenario() {
   const before = await treeAt(BEFORE);
   // A schema each: the two trees have different migrations.
-  const dbs = [await createTestDb(), await createTestDb()] as const;
+  const dbs = [await createTestDb(), await createTestDb({ migrated: false })] as const;
   const limits = { INBOXES_PER_ACCOUNT: "business=1000000" };
   const now = await startTree(ROOT, serviceEnv(dbs[0], limits));
   const old = await startTree(before, serviceEnv(dbs[1], limits));

@@ -849,7 +849,7 @@ try {
       const t0 = performance.now();
       await db.sql.begin(async (tx) => {
         const now = new Date();
-        const { claimed } = await claim(tx, now, 64, caps, "bench", new Date(now.getTime() + 2_000));
+        const { claimed } = await claim(tx, now, 64, caps, "bench", new Date(now.getTime() + 2_000), []);
         if (claimed.length === 0) throw new Error("the claim took nothing from 6,000 pending");
         throw new Rollback();
       }).catch((e) => {

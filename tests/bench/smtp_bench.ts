@@ -194,7 +194,7 @@ async function messageCount(tree: TreeService, inboxId: string, cookie: string):
  */
 export async function recipientsScenario(recipients = 100, messages = 10, rounds = 2) {
   const before = await treeAt(BEFORE_BATCHED);
-  const dbs = [await createTestDb(), await createTestDb()] as const;
+  const dbs = [await createTestDb(), await createTestDb({ migrated: false })] as const;
   const now = await startTree(ROOT, serviceEnv(dbs[0]));
   const old = await startTree(before, serviceEnv(dbs[1]));
   try {

@@ -31,7 +31,7 @@ const round1 = (n: number) => Math.round(n * 10) / 10;
 /** Both trees, each on a schema of its own (their migrations differ), with `env`. */
 async function bothTrees(env: Record<string, string>) {
   const before = await treeAt(BEFORE_BOUNDS);
-  const dbs = [await createTestDb(), await createTestDb()] as const;
+  const dbs = [await createTestDb(), await createTestDb({ migrated: false })] as const;
   const trees: { name: string; db: TestDb; service: TreeService }[] = [
     { name: "this tree", db: dbs[0], service: await startTree(ROOT, serviceEnv(dbs[0], env)) },
     { name: `before (${BEFORE_BOUNDS})`, db: dbs[1], service: await startTree(before, serviceEnv(dbs[1], env)) },

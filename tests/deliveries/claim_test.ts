@@ -10,45 +10,91 @@ import { type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_supp
 
 const CAPS = { perEvent: 3, perWebhook: 16, perAccount: 64, slots: 128 };
 
-/** One claim as the queue makes it; returns the claimed ids. */
-async function claim(f: DeliveryFixture, worker = "w1", limit = 64): Promise<string[]> {
+/**
+ * One claim as the queue makes it, with `flying` its exchanges under way
+ * (what the caps count); returns the claimed attempts.
+ */
+async function claim(
+  f: DeliveryFixture,
+  worker = "w1",
+  flying: readonly repo.Exchange[] = [],
+  limit = 64,
+): Promise<repo.ClaimedDelivery[]> {
   const now = f.clock.now();
-  const { claimed } = await repo.claim(f.db.sql, now, limit, CAPS, worker, new Date(now.getTime() + 60_000));
-  return claimed.map((d) => d.id);
+  const lease = new Date(now.getTime() + 60_000);
+  return (await repo.claim(f.db.sql, now, limit, CAPS, worker, lease, flying)).claimed;
 }
 
 async function inFlight(f: DeliveryFixture): Promise<{ eventId: string; webhookId: string }[]> {
   return await f.db.sql`SELECT event_id, webhook_id FROM deliveries WHERE status = 'in_flight'`;
 }
 
-Deno.test("one event to 10 webhooks: a claim takes 3, the next none until one finishes", async () => {
+async function owner(f: DeliveryFixture): Promise<string | undefined> {
+  const [row] = await f.db.sql<{ worker: string }[]>`
+    SELECT worker FROM delivery_owners WHERE account_id = ${f.user.id}`;
+  return row?.worker;
+}
+
+Deno.test("one event to 10 webhooks: a claim takes 3, the next one more once an exchange ended, its result unrecorded", async () => {
   const f = await deliveryFixture();
   try {
     for (let i = 0; i < 10; i++) await createWebhook(f.app, f.user, f.receiver.url(`/w${i}`));
     await emitInboxCreated(f);
-    assert.equal((await claim(f)).length, 3);
-    assert.equal((await claim(f, "w2")).length, 0, "another worker gets none while 3 are in flight");
-    const [one] = await f.db.sql<{ id: string }[]>`SELECT id FROM deliveries WHERE status = 'in_flight' LIMIT 1`;
-    await f.db.sql`UPDATE deliveries SET status = 'succeeded', lease_until = NULL WHERE id = ${one!.id}`;
-    assert.equal((await claim(f, "w2")).length, 1, "one finished, one more may go");
-    assert.equal((await inFlight(f)).length, 3);
+    const first = await claim(f);
+    assert.equal(first.length, 3);
+    assert.equal(await owner(f), "w1", "the claim took the account");
+    assert.equal((await claim(f, "w2")).length, 0, "another instance gets none: the account is the first's");
+    assert.equal((await claim(f, "w1", first)).length, 0, "the event is at its cap while its 3 exchanges run");
+    // One exchange ended; its row is still in flight (its result is being recorded), and no longer counted.
+    assert.equal((await claim(f, "w1", first.slice(1))).length, 1, "one exchange ended, one more may go");
+    assert.equal((await inFlight(f)).length, 4);
   } finally {
     await f.close();
   }
 });
 
-Deno.test("20 events to one webhook: a claim takes 16, and an expired lease no longer counts", async () => {
+Deno.test("20 events to one webhook: a claim takes 16, and once the holder's leases ran out another instance takes the account", async () => {
   const f = await deliveryFixture();
   try {
     await createWebhook(f.app, f.user, f.receiver.url("/one"));
     for (let i = 0; i < 20; i++) await emitInboxCreated(f);
-    assert.equal((await claim(f)).length, 16);
-    assert.equal((await claim(f)).length, 0, "the webhook is at its cap");
-    // A worker died holding 5 of them: once their lease ran out they stop counting.
-    await f.db.sql`
-      UPDATE deliveries SET lease_until = ${new Date(f.clock.now().getTime() - 1)}
-      WHERE id IN (SELECT id FROM deliveries WHERE status = 'in_flight' ORDER BY id LIMIT 5)`;
-    assert.equal((await claim(f)).length, 4, "the 4 left pending fit beside the 11 live leases");
+    const first = await claim(f);
+    assert.equal(first.length, 16);
+    assert.equal((await claim(f, "w1", first)).length, 0, "the webhook is at its cap");
+    assert.equal((await claim(f, "w2")).length, 0, "another instance passes over the account");
+    // The holder died: its leases, on its attempts and on the account, ran out.
+    const past = new Date(f.clock.now().getTime() - 1);
+    await f.db.sql`UPDATE deliveries SET lease_until = ${past} WHERE status = 'in_flight'`;
+    await f.db.sql`UPDATE delivery_owners SET lease_until = ${past}`;
+    assert.equal((await claim(f, "w2")).length, 4, "the 4 left pending go to the instance that took the account");
+    assert.equal(await owner(f), "w2");
+    const renewed = await repo.renewLeases(
+      f.db.sql,
+      "w1",
+      first,
+      f.clock.now(),
+      new Date(f.clock.now().getTime() + 60_000),
+    );
+    assert.equal(renewed.size, 0, "the first holder's attempts are not renewed: it stops them");
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("a claim of the previous release, which passes no exchanges, counts every attempt in flight", async () => {
+  const f = await deliveryFixture();
+  try {
+    for (let i = 0; i < 10; i++) await createWebhook(f.app, f.user, f.receiver.url(`/p${i}`));
+    await emitInboxCreated(f);
+    const now = f.clock.now();
+    const lease = new Date(now.getTime() + 60_000);
+    // The nine arguments the previous release passes, by position.
+    const previous = () =>
+      f.db.sql<{ id: string | null }[]>`
+        SELECT id FROM deliveries_claim(${now}, 64, 3, 16, 64, 128, 'old', ${lease}, ${repo.DUE_WINDOW})`;
+    assert.equal((await previous()).filter((r) => r.id !== null).length, 3);
+    assert.equal((await previous()).filter((r) => r.id !== null).length, 0, "the 3 in the database still count");
+    assert.equal((await claim(f, "w2")).length, 0, "and the account is the old instance's");
   } finally {
     await f.close();
   }

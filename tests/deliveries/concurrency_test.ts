@@ -1,10 +1,13 @@
 /**
- * Concurrency over the real queue: the per-event cap of 3 (spec 6.3: "3 per trigger") holds across two
- * instances (measured at the receiver), and a hanging receiver does not hold
- * up a healthy one.
+ * Concurrency over the real queue: the per-event cap of 3 (spec 6.3: "3 per trigger") and an account's
+ * cap hold across two instances (measured at the receiver), a slot is free once its exchange ends, and a
+ * hanging receiver does not hold up a healthy one.
  */
 import assert from "node:assert/strict";
 import { createWebhook } from "../_helpers/app.ts";
+import { DeliveryQueue } from "../../src/deliveries/queue.ts";
+import { startReceiver } from "../_helpers/receiver.ts";
+import { waitUntil } from "../_helpers/wait.ts";
 import { deliveryFixture, emitInboxCreated } from "./_support.ts";
 
 Deno.test("10 webhooks on one event, a slow receiver, two instances: never more than 3 in flight", async () => {
@@ -29,6 +32,63 @@ Deno.test("10 webhooks on one event, a slow receiver, two instances: never more 
     assert.equal(peak, 3, "the cap is used, not just respected: three at a time");
   } finally {
     await second.close();
+    await f.close();
+  }
+});
+
+Deno.test("one account, a hanging receiver, two instances: its exchanges never exceed its cap over both", async () => {
+  const env = { DELIVERY_CONCURRENCY_PER_ACCOUNT: "4", DELIVERY_TIMEOUT_MS: "10000" };
+  const f = await deliveryFixture({ startDeliveries: true, env });
+  const second = await f.startInstance({ startDeliveries: true, listen: true, env });
+  const hanging = await startReceiver({ handler: { delayMs: 600_000 } });
+  try {
+    // 10 webhooks: neither the per-event nor the per-webhook cap binds before the account's 4.
+    for (let i = 0; i < 10; i++) await createWebhook(f.app, f.user, hanging.url(`/h${i}`));
+    for (let i = 0; i < 5; i++) await emitInboxCreated(f);
+    await hanging.waitFor(4, 5_000);
+    // Both instances hear every commit and claim again on their timers meanwhile.
+    await emitInboxCreated(f);
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal(hanging.requests.length, 4, "4 exchanges at once over both instances, never more");
+    const [row] = await f.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM delivery_owners`;
+    assert.equal(row!.n, 1, "one instance holds the account");
+  } finally {
+    await hanging.close();
+    await second.close();
+    await f.close();
+  }
+});
+
+Deno.test("a slot is free once its exchange ends: the next starts while the result is still being recorded", async () => {
+  const f = await deliveryFixture();
+  let recordable!: () => void;
+  const gate = new Promise<void>((r) => recordable = r);
+  const sent: string[] = [];
+  const queue = new DeliveryQueue<boolean>({
+    sql: f.db.sql,
+    clock: f.clock,
+    worker: "slots",
+    globalConcurrency: 8,
+    // One exchange at a time to the webhook.
+    caps: { perEvent: 3, perWebhook: 1, perAccount: 8, slots: 8 },
+    databaseOutage: { absorb: () => false },
+    send: (d) => {
+      sent.push(d.id);
+      return Promise.resolve(true);
+    },
+    // No result commits until the gate opens: every row stays in flight in the database.
+    complete: () => gate,
+  });
+  try {
+    await createWebhook(f.app, f.user, f.receiver.url("/one"));
+    for (let i = 0; i < 3; i++) await emitInboxCreated(f);
+    queue.start();
+    await waitUntil(() => sent.length === 3, 5_000, () => `${sent.length} of 3 sent`);
+    const [row] = await f.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deliveries WHERE status = 'in_flight'`;
+    assert.equal(row!.n, 3, "the three results are still unrecorded");
+  } finally {
+    recordable();
+    await queue.stop(1_000);
     await f.close();
   }
 });

@@ -47,8 +47,9 @@ for (const inboxes of [8, 80]) {
       console.log(`tenant B's delivery with ${queued} of A's queued: ${inTime ? `${delayMs} ms` : "not within 5 s"}`);
       assert.ok(inTime, `B's delivery waited behind A's hanging receivers (${delayMs} ms)`);
       assert.equal(hanging.requests.length, expectedInFlight, "A never held more than its share");
-      const flying = await heldBy(f, f.user.id);
-      assert.ok(flying <= 32, `A has ${flying} in flight, over its cap of 32`);
+      // Beside its 32 exchanges, the queue reserves at most as many again, to start as exchanges end.
+      const reserved = await heldBy(f, f.user.id);
+      assert.ok(reserved <= 64, `A has ${reserved} in flight in the database, over twice its cap of 32`);
     } finally {
       await hanging.close();
       await f.close();
@@ -70,7 +71,7 @@ async function emitMany(f: DeliveryFixture, accountId: string, n: number): Promi
   });
 }
 
-/** In-flight attempts per account, over all instances. */
+/** In-flight attempts per account in the database (exchanges under way, and those reserved to start next). */
 async function heldBy(f: DeliveryFixture, accountId: string): Promise<number> {
   const [row] = await f.db.sql<{ n: number }[]>`
     SELECT count(*)::int AS n FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
@@ -98,8 +99,9 @@ Deno.test("three tenants hanging: each gets half of what the others leave, and a
       assert.ok(await reached(hanging, sent, 5_000), `tenant ${i}: ${hanging.requests.length} of ${sent} in flight`);
     }
     await sleep(200); // nothing more goes out: every hanging tenant is at its share
-    for (const [i, tenant] of tenants.entries()) {
-      assert.equal(await heldBy(f, tenant.id), expected[i], `tenant ${i} holds its share`);
+    for (const i of tenants.keys()) {
+      const open = hanging.requests.filter((r) => r.path.startsWith(`/t${i}/`)).length;
+      assert.equal(open, expected[i], `tenant ${i} holds its share`);
     }
     assert.equal(hanging.requests.length, sent);
 
@@ -118,7 +120,7 @@ Deno.test("three tenants hanging: each gets half of what the others leave, and a
   }
 });
 
-Deno.test("two instances claiming one account at the same moment never exceed its share together", async () => {
+Deno.test("two instances claiming one account at the same moment: the second waits, then leaves it to the first", async () => {
   const f = await deliveryFixture();
   const other = await f.db.connect(2);
   try {
@@ -130,8 +132,8 @@ Deno.test("two instances claiming one account at the same moment never exceed it
     const lease = new Date(now.getTime() + 60_000);
     const claimOn = (sql: typeof other, worker: string, hold?: Promise<void>) =>
       sql.begin(async (tx) => {
-        // Each locks different due rows (SKIP LOCKED), so only the account lock can order them.
-        const { claimed } = await repo.claim(tx, now, 2, caps, worker, lease);
+        // Each locks different due rows (SKIP LOCKED), so only taking the account can order them.
+        const { claimed } = await repo.claim(tx, now, 2, caps, worker, lease, []);
         await hold;
         return claimed.length;
       });
@@ -142,8 +144,7 @@ Deno.test("two instances claiming one account at the same moment never exceed it
     await sleep(200); // the second claim is now waiting for the first to commit
     release();
     assert.equal(await first, 2);
-    // Without the lock it counted before the first committed and claimed 2 more.
-    assert.equal(await second, 0, "the second instance saw the first's claim: the account is at its cap");
+    assert.equal(await second, 0, "the second instance saw the first take the account");
     assert.equal(await heldBy(f, f.user.id), 2, "two in flight over both instances, never more");
   } finally {
     await f.close();

@@ -41,7 +41,7 @@ Deno.test("a running attempt's lease is renewed, so another worker never takes i
       f.clock.advance(LEASE_MS / 2);
       const asked = f.clock.now().getTime() + LEASE_MS;
       await waitUntil(async () => await leaseInDb(f, d.id) >= asked, 5 * HEARTBEAT_MS, () => "lease not renewed");
-      const other = await repo.claim(f.db.sql, f.clock.now(), 10, CAPS, "worker-b", new Date(asked));
+      const other = await repo.claim(f.db.sql, f.clock.now(), 10, CAPS, "worker-b", new Date(asked), []);
       assert.equal(other.claimed.length, 0, "another worker claims nothing while the lease is renewed");
       assert.equal(await repo.requeueExpiredLeases(f.db.sql, f.clock.now()), 0, "nor does the sweep requeue it");
     }

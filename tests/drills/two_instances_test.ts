@@ -5,10 +5,11 @@
  * by a heartbeat while an attempt runs) has
  * run out, without a restart or any manual step.
  *
- * The survivor starts once the victim holds leases: an account's share of
- * the slots is counted over both instances (DELIVERY_CONCURRENCY_PER_ACCOUNT),
- * so with both running from the start either one may hold all of this single
- * account's attempts, and the victim sometimes held none.
+ * The survivor starts once the victim holds leases: one instance at a time
+ * sends an account's attempts (it holds the account), so with both running
+ * from the start either one may hold this single account, and the victim
+ * sometimes held none. The survivor takes the account over once the victim's
+ * lease on it has run out, with those of its attempts.
  */
 import { LEASE_MS } from "../../src/deliveries/lease_keeper.ts";
 import assert from "node:assert/strict";

@@ -27,9 +27,12 @@
 -- position and reads the columns it knows by name, and still can. The same
 -- for deliveries_claim below.
 DROP FUNCTION IF EXISTS deliveries_mark_in_flight(text[], int, int, int, int, timestamptz, text, timestamptz);
+DROP FUNCTION IF EXISTS deliveries_mark_in_flight(
+  text[], int, int, int, int, timestamptz, text, timestamptz, text[], text[], text[]);
 CREATE OR REPLACE FUNCTION deliveries_mark_in_flight(
   p_ids text[], p_per_event int, p_per_webhook int, p_per_account int, p_slots int,
-  p_now timestamptz, p_worker text, p_lease_until timestamptz
+  p_now timestamptz, p_worker text, p_lease_until timestamptz,
+  p_flying_events text[] DEFAULT NULL, p_flying_webhooks text[] DEFAULT NULL, p_flying_accounts text[] DEFAULT NULL
 ) RETURNS TABLE (
   id text, event_id text, webhook_id text, account_id text, attempt int, event_type text, payload text,
   url text, secret_ciphertext text, lease_until timestamptz, previous_secret_ciphertext text
@@ -60,11 +63,16 @@ BEGIN
     FROM picked p JOIN webhooks w ON w.id = p.webhook_id
     WHERE p.status = 'pending'
   ), flying AS MATERIALIZED (
-    -- Every attempt in flight over all instances, once (the lease index): the
-    -- caps are counted from this set, so no index per event or webhook of
-    -- the in-flight rows has to be kept up at every claim and result.
+    -- What the caps count: the exchanges the caller has under way (p_flying_*:
+    -- the instance that holds the accounts, see deliveries_claim), or, when it
+    -- passes none, every attempt in flight over all instances (the lease
+    -- index), which counts an attempt until its result has committed.
+    SELECT u.event_id, u.webhook_id, u.account_id
+    FROM unnest(p_flying_events, p_flying_webhooks, p_flying_accounts) AS u(event_id, webhook_id, account_id)
+    WHERE p_flying_events IS NOT NULL
+    UNION ALL
     SELECT f.event_id, f.webhook_id, fw.account_id FROM deliveries f JOIN webhooks fw ON fw.id = f.webhook_id
-    WHERE f.status = 'in_flight' AND f.lease_until > p_now
+    WHERE p_flying_events IS NULL AND f.status = 'in_flight' AND f.lease_until > p_now
   ), held AS (
     SELECT fl.account_id, count(*) AS n FROM flying fl GROUP BY fl.account_id
   ), shares AS (
@@ -112,16 +120,26 @@ $$;
 -- hold ends. Its attempts keep their place in the due order, so the head of
 -- the queue may hold them; the scan passes over them as over capped ones.
 --
--- The accounts of the locked rows are locked too, in id order (so claims
--- locking overlapping sets do not deadlock): no other instance counts or adds
--- in-flight attempts of these accounts, and so of their webhooks and events,
--- until this claim commits. deliveries_mark_in_flight runs as a statement of
--- its own, so its snapshot sees what the holders of those locks committed.
--- NO KEY UPDATE does not block the foreign-key checks of inserts.
+-- One instance at a time sends an account's attempts (delivery_owners,
+-- migration 0018): the claim passes over the attempts of accounts another
+-- instance holds under a live lease, and takes the accounts of the rows it
+-- locked, in id order (so claims taking overlapping sets do not deadlock),
+-- when no one holds them or their holder's lease ran out; a locked row of an
+-- account it could not take is left pending and counted as held back. So the
+-- caller, which holds every account of what it sends, counts the caps from
+-- its own exchanges under way (p_flying_*: one entry each, the event, webhook
+-- and account), and a slot is free once its exchange ends, while the result
+-- is still being recorded. A caller that passes none (the previous release)
+-- gets the caps counted from every attempt in flight in the database.
+-- deliveries_mark_in_flight runs as a statement of its own, so its snapshot
+-- sees what the previous holder of an account committed.
 DROP FUNCTION IF EXISTS deliveries_claim(timestamptz, int, int, int, int, int, text, timestamptz, int);
+DROP FUNCTION IF EXISTS deliveries_claim(
+  timestamptz, int, int, int, int, int, text, timestamptz, int, text[], text[], text[]);
 CREATE OR REPLACE FUNCTION deliveries_claim(
   p_now timestamptz, p_limit int, p_per_event int, p_per_webhook int, p_per_account int, p_slots int,
-  p_worker text, p_lease_until timestamptz, p_window int
+  p_worker text, p_lease_until timestamptz, p_window int,
+  p_flying_events text[] DEFAULT NULL, p_flying_webhooks text[] DEFAULT NULL, p_flying_accounts text[] DEFAULT NULL
 ) RETURNS TABLE (
   id text, event_id text, webhook_id text, account_id text, attempt int, event_type text, payload text,
   url text, secret_ciphertext text, lease_until timestamptz, previous_secret_ciphertext text, held_back int,
@@ -139,15 +157,22 @@ DECLARE
   hold_ends timestamptz;
   candidates text[];
   locked text[];
+  owned text[];
+  not_owned int;
   inactive text[];
   claimed int;
 BEGIN
   -- What is in flight is small (bounded by every instance's concurrency), so
   -- counting it per event, webhook and account costs little. An account is
   -- full here at half of what the others leave, the most the marking allows.
+  -- The same set as deliveries_mark_in_flight counts.
   WITH flying AS MATERIALIZED (
+    SELECT u.event_id, u.webhook_id, u.account_id
+    FROM unnest(p_flying_events, p_flying_webhooks, p_flying_accounts) AS u(event_id, webhook_id, account_id)
+    WHERE p_flying_events IS NOT NULL
+    UNION ALL
     SELECT f.event_id, f.webhook_id, w.account_id FROM deliveries f JOIN webhooks w ON w.id = f.webhook_id
-    WHERE f.status = 'in_flight' AND f.lease_until > p_now
+    WHERE p_flying_events IS NULL AND f.status = 'in_flight' AND f.lease_until > p_now
   ), held AS MATERIALIZED (
     SELECT h.account_id, count(*) AS n, (sum(count(*)) OVER ())::int AS total FROM flying h GROUP BY h.account_id
   )
@@ -164,6 +189,10 @@ BEGIN
   -- ever had a hold are read), skipped with the full ones; and when the
   -- earliest hold of those with an attempt due ends, for the queue's timer.
   held_hooks := ARRAY(SELECT w.id FROM webhooks w WHERE w.hold_until > p_now);
+  -- The webhooks of accounts another instance holds: skipped as full ones.
+  full_webhooks := full_webhooks || ARRAY(
+    SELECT w.id FROM delivery_owners o JOIN webhooks w ON w.account_id = o.account_id
+    WHERE o.worker <> p_worker AND o.lease_until > p_now);
   IF cardinality(held_hooks) > 0 THEN
     full_webhooks := full_webhooks || held_hooks;
     SELECT min(w.hold_until) INTO hold_ends FROM webhooks w
@@ -227,13 +256,34 @@ BEGIN
     ) INTO locked;
   END IF;
 
-  -- Nothing locked (everything due held back, or nothing due): straight to the count.
   inactive := '{}';
   claimed := 0;
+  not_owned := 0;
   IF cardinality(locked) > 0 THEN
-    PERFORM 1 FROM accounts a
-    WHERE a.id IN (SELECT w.account_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(locked))
-    ORDER BY a.id FOR NO KEY UPDATE OF a;
+    -- Takes (or keeps) the accounts of the locked rows: a row lock each, in
+    -- id order, which a concurrent claim of the same account waits for, and
+    -- then sees whether it may still take it.
+    WITH taken AS (
+      INSERT INTO delivery_owners AS o (account_id, worker, lease_until)
+      SELECT DISTINCT w.account_id, p_worker, p_lease_until
+      FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(locked)
+      ORDER BY 1
+      ON CONFLICT ON CONSTRAINT delivery_owners_pkey DO UPDATE SET worker = p_worker, lease_until = GREATEST(
+        CASE WHEN o.worker = p_worker THEN o.lease_until END, p_lease_until)
+      WHERE o.worker = p_worker OR o.lease_until <= p_now
+      RETURNING o.account_id
+    )
+    SELECT ARRAY(SELECT t.account_id FROM taken t) INTO owned;
+    not_owned := cardinality(locked);
+    locked := ARRAY(
+      SELECT l FROM unnest(locked) WITH ORDINALITY AS u(l, n)
+      WHERE (SELECT w.account_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = l) = ANY(owned)
+      ORDER BY n);
+    not_owned := not_owned - cardinality(locked);
+  END IF;
+
+  -- Nothing locked (everything due held back, or nothing due): straight to the count.
+  IF cardinality(locked) > 0 THEN
 
     inactive := ARRAY(
       SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(locked) AND NOT w.active);
@@ -243,11 +293,12 @@ BEGIN
     END IF;
 
     RETURN QUERY SELECT m.*, NULL::int, NULL::int, NULL::timestamptz FROM deliveries_mark_in_flight(
-      locked, p_per_event, p_per_webhook, p_per_account, p_slots, p_now, p_worker, p_lease_until) m;
+      locked, p_per_event, p_per_webhook, p_per_account, p_slots, p_now, p_worker, p_lease_until,
+      p_flying_events, p_flying_webhooks, p_flying_accounts) m;
     GET DIAGNOSTICS claimed = ROW_COUNT;
   END IF;
   RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::text, NULL::int, NULL::text, NULL::text,
-    NULL::text, NULL::text, NULL::timestamptz, NULL::text, cardinality(locked) - claimed, cardinality(inactive),
+    NULL::text, NULL::text, NULL::timestamptz, NULL::text, cardinality(locked) - claimed + not_owned, cardinality(inactive),
     hold_ends;
 END
 $$;
