@@ -13,7 +13,12 @@ export const ROOT = new URL("../../", import.meta.url);
 const CACHE = new URL("./.cache/", import.meta.url);
 
 /** The tree of `commit`, unpacked (once) with its dependencies installed. */
-export async function treeAt(commit: string): Promise<URL> {
+export async function treeAt(ref: string): Promise<URL> {
+  // Keyed by the commit's hash: a name such as HEAD moves, and its cached tree would not.
+  const rev = await new Deno.Command("git", { args: ["rev-parse", "--short=12", `${ref}^{commit}`], cwd: ROOT })
+    .output();
+  if (!rev.success) throw new Error(`git rev-parse ${ref} failed`);
+  const commit = new TextDecoder().decode(rev.stdout).trim();
   const dir = new URL(`before-${commit}/`, CACHE);
   if (await Deno.stat(new URL("src/main.ts", dir)).then(() => true, () => false)) return dir;
   await Deno.mkdir(dir, { recursive: true });
