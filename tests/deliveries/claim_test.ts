@@ -81,6 +81,22 @@ Deno.test("20 events to one webhook: a claim takes 16, and once the holder's lea
   }
 });
 
+Deno.test("the requeue of expired leases forgets the accounts whose holder's lease ran out, and only those", async () => {
+  const f = await deliveryFixture();
+  try {
+    await createWebhook(f.app, f.user, f.receiver.url("/r"));
+    await emitInboxCreated(f);
+    assert.equal((await claim(f)).length, 1);
+    assert.equal(await repo.requeueExpiredLeases(f.db.sql, f.clock.now()), 0);
+    assert.equal(await owner(f), "w1", "a live lease stays");
+    const later = new Date(f.clock.now().getTime() + 61_000);
+    assert.equal(await repo.requeueExpiredLeases(f.db.sql, later), 1);
+    assert.equal(await owner(f), undefined, "the account is free for any instance's claim");
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("a claim of the previous release, which passes no exchanges, counts every attempt in flight", async () => {
   const f = await deliveryFixture();
   try {

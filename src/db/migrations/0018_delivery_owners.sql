@@ -7,10 +7,15 @@
 -- alone sends the account's attempts, so it counts the caps (per event, per
 -- webhook, per account) from the exchanges it has under way, which it knows
 -- without asking the database: a slot is free the moment its exchange ends,
--- not once its result has committed. Rows of accounts that no instance has
--- held for a while stay, expired, and are taken over by the next claim.
+-- not once its result has committed. A row whose lease ran out is deleted
+-- with the expired leases of attempts (deliveries/repo.ts
+-- `requeueExpiredLeases`), so the table holds about the accounts being sent
+-- to now.
 CREATE TABLE delivery_owners (
   account_id text PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
   worker text NOT NULL,
   lease_until timestamptz NOT NULL
 );
+-- Every claim reads the accounts other instances hold now, and the requeue
+-- the leases that ran out: range scans, whatever the table holds.
+CREATE INDEX delivery_owners_lease_idx ON delivery_owners (lease_until);
