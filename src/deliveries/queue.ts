@@ -46,6 +46,13 @@ export interface QueueOptions<S> {
   send(d: repo.ClaimedDelivery, stop: AbortSignal): Promise<S>;
   /** Records what `send` got; the attempt stays in flight (its lease held) until this settles. */
   complete(d: repo.ClaimedDelivery, sent: S): Promise<unknown>;
+  /**
+   * Whether an exchange failed. Its webhook's reserved attempts then wait
+   * until its result is recorded, and go back to the queue: the next claim
+   * sees the hold (a receiver's Retry-After) or the disabling the failure
+   * recorded, which a reserved attempt, claimed before, would not.
+   */
+  failed?(sent: S): boolean;
   /** Where a claim that finds the database unreachable is reported (one warning per outage, not one per claim). */
   databaseOutage: Pick<DatabaseOutage, "absorb">;
   /** Longest sleep when nothing is known to be due (a safety net under NOTIFY). */
@@ -100,9 +107,11 @@ export class DeliveryQueue<S = unknown> {
   #finishedSinceClaim = 0;
   /** Whether a claim has taken accounts for this process (`repo.releaseClaims` gives them back). */
   #tookAccounts = false;
+  /** Webhooks with a failed exchange whose result is being recorded (how many): none of their reserved attempts starts. */
+  readonly #paused = new Map<string, number>();
 
   constructor(options: QueueOptions<S>) {
-    this.#o = { idlePollMs: 60_000, observe: () => {}, ...options };
+    this.#o = { idlePollMs: 60_000, observe: () => {}, failed: () => false, ...options };
     this.#leases = new LeaseKeeper({ sql: options.sql, clock: options.clock, worker: options.worker });
   }
 
@@ -160,7 +169,9 @@ export class DeliveryQueue<S = unknown> {
     // this one after a restart) instead of waiting for its lease to run out.
     const unfinished = [...reserved, ...this.#unfinished.keys()];
     // A process that never claimed holds nothing: no statement (its database may be away).
-    if (unfinished.length > 0 || this.#tookAccounts) await repo.releaseClaims(this.#o.sql, this.#o.worker, unfinished);
+    if (unfinished.length > 0 || this.#tookAccounts) {
+      await repo.releaseClaims(this.#o.sql, this.#o.worker, unfinished, { accounts: true });
+    }
     this.#leases.close();
   }
 
@@ -323,6 +334,7 @@ export class DeliveryQueue<S = unknown> {
       if (this.#inFlight.size >= this.#o.globalConcurrency) return;
       const held = accounts.get(d.accountId) ?? 0;
       if ((events.get(d.eventId) ?? 0) >= perEvent || (webhooks.get(d.webhookId) ?? 0) >= perWebhook) continue;
+      if (this.#paused.has(d.webhookId)) continue;
       if (held >= share(d.accountId, waiting.size + (waiting.has(d.accountId) ? 0 : 1))) continue;
       this.#ready.delete(id);
       this.#inFlight.set(id, d);
@@ -349,10 +361,16 @@ export class DeliveryQueue<S = unknown> {
         this.#startReady();
         this.wake();
       };
+      let failed = false;
       try {
-        if (!await started) return; // Stopping: released unsent.
+        if (!await started) return; // Stopping, or its webhook failed: released unsent.
         const began = performance.now();
-        const sent = await this.#o.send(d, stop).finally(freeSlot);
+        const sent = await this.#o.send(d, stop).then((sent) => {
+          // Before its slot frees: no reserved attempt of the webhook starts in it.
+          failed = this.#o.failed(sent);
+          if (failed) this.#paused.set(d.webhookId, (this.#paused.get(d.webhookId) ?? 0) + 1);
+          return sent;
+        }).finally(freeSlot);
         const exchanged = performance.now();
         this.#o.observe("exchange", (exchanged - began) / 1000);
         await this.#o.complete(d, sent);
@@ -362,11 +380,34 @@ export class DeliveryQueue<S = unknown> {
         log.error("Delivery {id} could not be recorded: {error}", { id: d.id, error: String(err) });
       } finally {
         freeSlot();
+        if (failed) this.#releaseReserved(d.webhookId);
         this.#leases.release(d.id);
         this.#unfinished.delete(d.id);
         this.wake();
       }
     });
     this.#unfinished.set(d.id, run);
+  }
+
+  /**
+   * A failed exchange's result is recorded: the webhook's reserved attempts
+   * go back to the queue, unsent, and the next claim decides on them.
+   */
+  #releaseReserved(webhookId: string): void {
+    const left = (this.#paused.get(webhookId) ?? 1) - 1;
+    if (left > 0) this.#paused.set(webhookId, left);
+    else this.#paused.delete(webhookId);
+    const ids: string[] = [];
+    for (const [id, { d, go }] of this.#ready) {
+      if (d.webhookId !== webhookId) continue;
+      this.#ready.delete(id);
+      ids.push(id);
+      go(false);
+    }
+    if (ids.length === 0) return;
+    repo.releaseClaims(this.#o.sql, this.#o.worker, ids, { accounts: false }).catch((err) => {
+      // Their leases, no longer renewed, run out in a moment and the attempts are claimed again.
+      log.warn("Releasing {count} reserved deliveries failed: {error}", { count: ids.length, error: String(err) });
+    });
   }
 }

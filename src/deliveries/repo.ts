@@ -159,16 +159,22 @@ export async function requeueExpiredLeases(db: Db, now: Date): Promise<number> {
 }
 
 /**
- * Releases this worker's unfinished claims, and the accounts it holds, so
- * that another instance takes them at once (graceful shutdown).
+ * Puts this worker's claimed attempts `ids` back in the queue, unsent; with
+ * `accounts`, also lets go of every account it holds, so that another
+ * instance takes them at once (graceful shutdown).
  */
-export async function releaseClaims(db: Db, worker: string, ids: string[]): Promise<void> {
+export async function releaseClaims(
+  db: Db,
+  worker: string,
+  ids: string[],
+  { accounts }: { accounts: boolean },
+): Promise<void> {
   await db`
     WITH released AS (
       UPDATE deliveries SET status = 'pending', claimed_by = NULL, lease_until = NULL
       WHERE id = ANY(${ids}) AND status = 'in_flight' AND claimed_by = ${worker}
     )
-    DELETE FROM delivery_owners WHERE worker = ${worker}`;
+    DELETE FROM delivery_owners WHERE ${accounts} AND worker = ${worker}`;
 }
 
 /**

@@ -101,6 +101,7 @@ export function createDeliveryRuntime(deps: DeliveryRuntimeDeps): DeliveryRuntim
       if (rows !== undefined) metrics.claimed.inc(rows);
     },
     send: (d, stop) => send(dispatcher, d, stop),
+    failed: (verdict) => !verdict.ok,
     complete: async (d, verdict) => {
       metrics.latency.observe({ result: verdict.ok ? "success" : "failure" }, verdict.durationMs / 1000);
       metrics.outcomes.inc({ outcome: await complete(dispatcher, d, verdict) });

@@ -93,6 +93,27 @@ Deno.test("a slot is free once its exchange ends: the next starts while the resu
   }
 });
 
+Deno.test("a 429 with Retry-After sends the webhook's reserved attempts back to the queue: none goes before the hold ends", async () => {
+  // The account's share is 2: two exchanges at once, two more attempts reserved behind them.
+  const f = await deliveryFixture({ startDeliveries: true, env: { DELIVERY_CONCURRENCY_PER_ACCOUNT: "2" } });
+  try {
+    f.receiver.respond({ status: 429, headers: { "Retry-After": "60" }, delayMs: 300 });
+    const id = await createWebhook(f.app, f.user, f.receiver.url("/busy"));
+    for (let i = 0; i < 6; i++) await emitInboxCreated(f);
+    await f.receiver.waitFor(2, 5_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal(f.receiver.requests.length, 2, "nothing more went to the held webhook");
+    const [hook] = await f.db.sql<{ holdUntil: Date | null }[]>`SELECT hold_until FROM webhooks WHERE id = ${id}`;
+    assert.notEqual(hook!.holdUntil, null, "the webhook is held");
+    const rows = await f.db.sql<{ status: string; n: number }[]>`
+      SELECT status, count(*)::int AS n FROM deliveries WHERE webhook_id = ${id} GROUP BY status ORDER BY status`;
+    // The 2 sent failed, their retries queued; the others, reserved ones included, wait in the queue unsent.
+    assert.deepEqual(rows.map((r) => [r.status, r.n]), [["failed", 2], ["pending", 6]]);
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("a receiver that hangs does not delay deliveries to a healthy one", async () => {
   const f = await deliveryFixture({ startDeliveries: true, env: { DELIVERY_TIMEOUT_MS: "3000" } });
   try {
