@@ -77,6 +77,14 @@ const LEASE_CHECK_MS = 500;
  */
 const RESERVE = 2;
 /**
+ * A reserved attempt that waited longer than this for the caps goes back to
+ * the queue instead of out: it carries the webhook's URL and secrets as its
+ * claim read them, and a PATCH, a rotation or a disabling since then must
+ * apply to it as to any attempt claimed after it. While draining, one waits
+ * about an exchange (10 ms); behind a hanging receiver, until its timeout.
+ */
+const RESERVE_WAIT_MS = 1_000;
+/**
  * Once a cap has held rows back, a claim asks for the attempts finished since
  * the last one (the room they left) and this many more, not for every free
  * slot: each row it locks and the marking then holds back costs the claim
@@ -90,7 +98,7 @@ export class DeliveryQueue<S = unknown> {
   /** Attempts whose exchange is under way: the slots taken, and what the caps count. */
   readonly #inFlight = new Map<string, repo.ClaimedDelivery>();
   /** Claimed attempts waiting for the caps to let their exchange start, in claim order; `go` starts it. */
-  readonly #ready = new Map<string, { d: repo.ClaimedDelivery; go: (start: boolean) => void }>();
+  readonly #ready = new Map<string, { d: repo.ClaimedDelivery; go: (start: boolean) => void; at: number }>();
   /** Attempts not finished yet, their result not committed: exchanges under way, and results being recorded. */
   readonly #unfinished = new Map<string, Promise<void>>();
   readonly #leases: LeaseKeeper;
@@ -330,17 +338,25 @@ export class DeliveryQueue<S = unknown> {
     const waiting = new Set(
       [...this.#ready.values()].map((r) => r.d.accountId).filter((a) => (accounts.get(a) ?? 0) < share(a, 1)),
     );
-    for (const [id, { d, go }] of this.#ready) {
-      if (this.#inFlight.size >= this.#o.globalConcurrency) return;
+    const now = performance.now();
+    const stale: string[] = [];
+    for (const [id, { d, go, at }] of this.#ready) {
+      if (this.#inFlight.size >= this.#o.globalConcurrency) break;
       const held = accounts.get(d.accountId) ?? 0;
       if ((events.get(d.eventId) ?? 0) >= perEvent || (webhooks.get(d.webhookId) ?? 0) >= perWebhook) continue;
       if (this.#paused.has(d.webhookId)) continue;
       if (held >= share(d.accountId, waiting.size + (waiting.has(d.accountId) ? 0 : 1))) continue;
       this.#ready.delete(id);
+      if (now - at > RESERVE_WAIT_MS) {
+        stale.push(id);
+        go(false);
+        continue;
+      }
       this.#inFlight.set(id, d);
       add(d);
       go(true);
     }
+    this.#sendBack(stale);
   }
 
   /**
@@ -351,7 +367,7 @@ export class DeliveryQueue<S = unknown> {
     const stop = this.#leases.hold(d);
     let go: (start: boolean) => void = () => {};
     const started = new Promise<boolean>((resolve) => go = resolve);
-    this.#ready.set(d.id, { d, go });
+    this.#ready.set(d.id, { d, go, at: performance.now() });
     // Every line logged for this attempt names it and its webhook.
     const run = withContext({ deliveryId: d.id, webhookId: d.webhookId }, async () => {
       // The exchange has ended: the caps no longer count it, room for another.
@@ -404,8 +420,14 @@ export class DeliveryQueue<S = unknown> {
       ids.push(id);
       go(false);
     }
+    this.#sendBack(ids);
+  }
+
+  /** Puts reserved attempts, taken out of `#ready` and never started, back in the queue. */
+  #sendBack(ids: string[]): void {
     if (ids.length === 0) return;
-    repo.releaseClaims(this.#o.sql, this.#o.worker, ids, { accounts: false }).catch((err) => {
+    // Once back, a claim takes them again as it reads the webhook now.
+    repo.releaseClaims(this.#o.sql, this.#o.worker, ids, { accounts: false }).then(() => this.wake(), (err) => {
       // Their leases, no longer renewed, run out in a moment and the attempts are claimed again.
       log.warn("Releasing {count} reserved deliveries failed: {error}", { count: ids.length, error: String(err) });
     });

@@ -93,6 +93,38 @@ Deno.test("a slot is free once its exchange ends: the next starts while the resu
   }
 });
 
+Deno.test("a reserved attempt that waited over a second goes back to the queue and out with the webhook's new URL", async () => {
+  const f = await deliveryFixture();
+  const urls: string[] = [];
+  const queue = new DeliveryQueue<boolean>({
+    sql: f.db.sql,
+    clock: f.clock,
+    worker: "stale",
+    globalConcurrency: 8,
+    // One exchange at a time to the webhook: the second attempt waits, reserved, behind the first.
+    caps: { perEvent: 3, perWebhook: 1, perAccount: 8, slots: 8 },
+    databaseOutage: { absorb: () => false },
+    send: async (d) => {
+      urls.push(d.url);
+      if (urls.length === 1) await new Promise((r) => setTimeout(r, 1_500));
+      return true;
+    },
+    complete: () => Promise.resolve(),
+  });
+  try {
+    const id = await createWebhook(f.app, f.user, f.receiver.url("/old"));
+    for (let i = 0; i < 2; i++) await emitInboxCreated(f);
+    queue.start();
+    await waitUntil(() => urls.length === 1, 5_000, () => "the first attempt not sent");
+    await f.db.sql`UPDATE webhooks SET url = ${f.receiver.url("/new")} WHERE id = ${id}`;
+    await waitUntil(() => urls.length === 2, 5_000, () => "the second attempt not sent");
+    assert.ok(urls[1]!.endsWith("/new"), `the second went to ${urls[1]}, read when it was reserved`);
+  } finally {
+    await queue.stop(1_000);
+    await f.close();
+  }
+});
+
 Deno.test("a 429 with Retry-After sends the webhook's reserved attempts back to the queue: none goes before the hold ends", async () => {
   // The account's share is 2: two exchanges at once, two more attempts reserved behind them.
   const f = await deliveryFixture({ startDeliveries: true, env: { DELIVERY_CONCURRENCY_PER_ACCOUNT: "2" } });
