@@ -6,6 +6,11 @@ import { createAccount } from "../../src/accounts/service.ts";
 import { findAccountByEmail } from "../../src/accounts/repo.ts";
 import { systemClock } from "../../src/shared/clock.ts";
 import { functionBodiesIn, liveFunctionBodies, staleFunctionsSql } from "../_helpers/live_sql.ts";
+import { createWebhook, newUser, startApp } from "../_helpers/app.ts";
+import { startReceiver } from "../_helpers/receiver.ts";
+import { staticResolver } from "../_helpers/resolver.ts";
+import { waitUntil } from "../_helpers/wait.ts";
+import { createInbox } from "../inboxes/_support.ts";
 
 Deno.test("embedded PGlite: migrations run, data survives a reopen, a second process is refused", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "inbox-pglite-" });
@@ -42,6 +47,43 @@ Deno.test("embedded PGlite: migrations run, data survives a reopen, a second pro
       await second.close();
     }
   } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("embedded PGlite: a webhook delivery goes out and is recorded, through the same claim as on PostgreSQL", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "inbox-pglite-" });
+  const receiver = await startReceiver();
+  const database = await openDatabase({ databaseUrl: undefined, dataDir });
+  try {
+    await migrate(database.sql);
+    const app = await startApp(database.sql, {
+      startDeliveries: true,
+      env: { WEBHOOK_TRUSTED_HOSTS: "localhost" },
+      resolver: staticResolver({ localhost: ["127.0.0.1"] }),
+    });
+    try {
+      const user = await newUser(app, "pro");
+      const webhookId = await createWebhook(app, user, receiver.url("/embedded"));
+      for (let i = 0; i < 3; i++) await createInbox(app, user);
+      const requests = await receiver.waitFor(3, 10_000);
+      assert.deepEqual(requests.map((r) => r.path), ["/embedded", "/embedded", "/embedded"]);
+      await waitUntil(
+        async () =>
+          (await database.sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = ${webhookId} AND status = 'succeeded'`)[0]!
+            .n === 3,
+        10_000,
+        () => "the three results not recorded",
+      );
+      const [owner] = await database.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM delivery_owners`;
+      assert.equal(owner!.n, 1, "the claim took the account");
+    } finally {
+      await app.close();
+    }
+  } finally {
+    await database.close();
+    await receiver.close();
     await Deno.remove(dataDir, { recursive: true });
   }
 });

@@ -86,6 +86,10 @@ Deno.test("a slot is free once its exchange ends: the next starts while the resu
     await waitUntil(() => sent.length === 3, 5_000, () => `${sent.length} of 3 sent`);
     const [row] = await f.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deliveries WHERE status = 'in_flight'`;
     assert.equal(row!.n, 3, "the three results are still unrecorded");
+    recordable();
+    await queue.stop(1_000);
+    const [held] = await f.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM delivery_owners`;
+    assert.equal(held!.n, 0, "a stopped instance lets go of its accounts: another takes them at once");
   } finally {
     recordable();
     await queue.stop(1_000);
