@@ -57,6 +57,71 @@ Deno.test("vendored postgres.js: a write on a connection whose server went away 
   }
 });
 
+Deno.test("vendored postgres.js: a connection lost while it fetches the array types does not crash the process", async () => {
+  // Upstream 3.4.9 drops the promise of the array-type query each new connection runs first
+  // (porsager/postgres#1192, #1205, #1223): when the connection is lost then and the server
+  // refuses the reconnection (a database outage), the query rejects unhandled, which ends the
+  // process. Seen as an unhandled ECONNREFUSED in the outage test under CPU load. Here a proxy
+  // cuts the first connection when that query reaches it and refuses connections for a moment.
+  const target = new URL(TEST_DATABASE_URL);
+  let cut = false;
+  const serve = (listener: Deno.Listener) =>
+    (async () => {
+      for await (const client of listener) {
+        const server = await Deno.connect({ hostname: target.hostname, port: Number(target.port || 5432) });
+        (async () => {
+          const buf = new Uint8Array(65536);
+          for (let n; (n = await client.read(buf).catch(() => null)) !== null;) {
+            if (!cut && new TextDecoder().decode(buf.subarray(0, n)).includes("pg_catalog.pg_type")) {
+              cut = true;
+              listener.close(); // refused from now on
+              for (const c of [client, server]) c.close();
+              return;
+            }
+            await server.write(buf.slice(0, n)).catch(() => {});
+          }
+        })();
+        (async () => {
+          const buf = new Uint8Array(65536);
+          for (let n; (n = await server.read(buf).catch(() => null)) !== null;) {
+            await client.write(buf.slice(0, n)).catch(() => {});
+          }
+        })();
+      }
+    })().catch(() => {});
+  let listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  serve(listener);
+  const unhandled: unknown[] = [];
+  const onUnhandled = (e: PromiseRejectionEvent) => {
+    unhandled.push(e.reason);
+    e.preventDefault();
+  };
+  globalThis.addEventListener("unhandledrejection", onUnhandled);
+  const url = new URL(TEST_DATABASE_URL);
+  url.hostname = "127.0.0.1";
+  url.port = String(port);
+  const sql = postgres(url.href, { max: 1, onnotice: () => {} });
+  try {
+    const first = sql`SELECT 1`.then(() => "answered", (err) => String(err.code ?? err));
+    await waitUntil(() => cut, 5_000, () => "the type query never reached the proxy");
+    await sleep(500); // reconnections refused meanwhile
+    assert.deepEqual(unhandled.map(String), [], "no rejection left unhandled");
+    listener = Deno.listen({ hostname: "127.0.0.1", port });
+    serve(listener);
+    await first;
+    assert.deepEqual([...await sql`SELECT ${[1, 2]}::int[] AS a`][0]!.a, [1, 2], "the types are fetched again");
+  } finally {
+    globalThis.removeEventListener("unhandledrejection", onUnhandled);
+    await sql.end({ timeout: 1 });
+    try {
+      listener.close();
+    } catch {
+      // Closed by the cut.
+    }
+  }
+});
+
 /** A proxy in front of PostgreSQL that can hold the server's answers back, and shows what the client sent. */
 function holdingProxy(target: URL) {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });

@@ -582,7 +582,11 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
       if (needsTypes) {
         initial.reserve && (initial = null)
-        return fetchArrayTypes()
+        // Inbox Service patch (porsager/postgres#1192, #1205, #1223): the promise was dropped, so
+        // a connection lost while it fetched the array types (a database outage) rejected it
+        // unhandled, which ends the process. The connection's own error handling reports the
+        // loss; the next connection fetches the types again (connected() resets needsTypes).
+        return fetchArrayTypes().catch(() => { /* reported by the connection */ })
       }
 
       initial && !initial.reserve && execute(initial)
