@@ -37,10 +37,10 @@ export interface Caps {
   perAccount: number;
   /**
    * The slots shared between accounts (one instance's concurrency). An account
-   * may hold at most half of what the other accounts of the instance leave of them: alone it
-   * gets half, a second hanging tenant a quarter, a third an eighth, so a
-   * newcomer always finds free slots; as attempts finish, the shares even out
-   * to slots / (k + 1) for k accounts. Never less than 1.
+   * may hold at most half of what the instance's other accounts leave of them:
+   * alone it gets half, a second hanging tenant a quarter, a third an eighth,
+   * so a newcomer always finds free slots; as attempts finish, the shares even
+   * out to slots / (k + 1) for k accounts. Never less than 1.
    */
   slots: number;
 }
@@ -116,8 +116,8 @@ export async function claim(
  * returns the ids it still held. An attempt of an account another instance
  * took over (this one's lease on it ran out) is not renewed, so it is stopped:
  * one instance at a time sends an account's attempts. One statement for every
- * attempt of the process, by primary key; the accounts in id order, as a
- * claim takes them.
+ * attempt of the process, by primary key; the accounts taken as a claim takes
+ * them (`deliveries_take_accounts`, `sql/claim.sql`).
  */
 export async function renewLeases(
   db: Db,
@@ -127,19 +127,14 @@ export async function renewLeases(
   until: Date,
 ): Promise<Set<string>> {
   if (held.length === 0) return new Set();
-  const accounts = [...new Set(held.map((h) => h.accountId))].sort();
   const rows = await db<{ id: string }[]>`
-    WITH owned AS (
-      INSERT INTO delivery_owners AS o (account_id, worker, lease_until)
-      SELECT a, ${worker}, ${until} FROM unnest(${accounts}::text[]) WITH ORDINALITY AS u(a, n) ORDER BY n
-      ON CONFLICT (account_id) DO UPDATE SET worker = ${worker}, lease_until = ${until}
-      WHERE o.worker = ${worker} OR o.lease_until <= ${now}
-      RETURNING o.account_id
+    WITH owned AS MATERIALIZED (
+      SELECT deliveries_take_accounts(${held.map((h) => h.accountId)}::text[], ${worker}, ${now}, ${until}) AS a
     )
     UPDATE deliveries d SET lease_until = ${until}
     FROM webhooks w
     WHERE d.id = ANY(${held.map((h) => h.id)}) AND d.status = 'in_flight' AND d.claimed_by = ${worker}
-      AND w.id = d.webhook_id AND w.account_id IN (SELECT account_id FROM owned)
+      AND w.id = d.webhook_id AND w.account_id IN (SELECT a FROM owned)
     RETURNING d.id`;
   return new Set(rows.map((r) => r.id));
 }

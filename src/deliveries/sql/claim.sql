@@ -1,10 +1,37 @@
--- The delivery claim: deliveries_mark_in_flight and deliveries_claim, one
--- stored function call per claim (see src/deliveries/repo.ts `claim`).
+-- The delivery claim: deliveries_take_accounts, deliveries_mark_in_flight
+-- and deliveries_claim, one stored function call per claim (see
+-- src/deliveries/repo.ts `claim`).
 --
 -- Live SQL, not a migration: the migration runner applies this file at every
 -- start, after the numbered migrations and under the same lock, so a database
 -- always runs the functions of the release that started on it. Edit it in
 -- place; the README beside it says what to do when a signature changes.
+
+-- Takes for `p_worker`, until `p_lease_until`, those of the accounts
+-- `p_accounts` that no instance holds or whose holder's lease ran out by
+-- `p_now`, keeps those it holds already (its lease never shortened: it covers
+-- the leases of the attempts it sends), and returns the accounts it holds
+-- now. A row lock each, in id order (claims taking overlapping sets do not
+-- deadlock), which a concurrent taker of the same account waits for, and then
+-- sees whether it may still take it. The one way an account is taken: by a
+-- claim (deliveries_claim), and by the heartbeat that renews the leases
+-- (deliveries/repo.ts `renewLeases`).
+CREATE OR REPLACE FUNCTION deliveries_take_accounts(
+  p_accounts text[], p_worker text, p_now timestamptz, p_lease_until timestamptz
+) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY WITH taken AS (
+    INSERT INTO delivery_owners AS o (account_id, worker, lease_until)
+    SELECT DISTINCT u.a, p_worker, p_lease_until FROM unnest(p_accounts) AS u(a)
+    ORDER BY 1
+    ON CONFLICT (account_id) DO UPDATE SET worker = p_worker,
+      lease_until = GREATEST(CASE WHEN o.worker = p_worker THEN o.lease_until END, p_lease_until)
+    WHERE o.worker = p_worker OR o.lease_until <= p_now
+    RETURNING o.account_id
+  )
+  SELECT t.account_id FROM taken t;
+END
+$$;
 
 -- Marks in flight, under `p_worker`'s lease, those of the attempts `p_ids`
 -- (oldest first) that fit every cap, counting what is in flight now over all
@@ -157,7 +184,6 @@ DECLARE
   hold_ends timestamptz;
   candidates text[];
   locked text[];
-  owned text[];
   not_owned int;
   inactive text[];
   claimed int;
@@ -260,25 +286,16 @@ BEGIN
   claimed := 0;
   not_owned := 0;
   IF cardinality(locked) > 0 THEN
-    -- Takes (or keeps) the accounts of the locked rows: a row lock each, in
-    -- id order, which a concurrent claim of the same account waits for, and
-    -- then sees whether it may still take it.
-    WITH taken AS (
-      INSERT INTO delivery_owners AS o (account_id, worker, lease_until)
-      SELECT DISTINCT w.account_id, p_worker, p_lease_until
-      FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(locked)
-      ORDER BY 1
-      ON CONFLICT ON CONSTRAINT delivery_owners_pkey DO UPDATE SET worker = p_worker, lease_until = GREATEST(
-        CASE WHEN o.worker = p_worker THEN o.lease_until END, p_lease_until)
-      WHERE o.worker = p_worker OR o.lease_until <= p_now
-      RETURNING o.account_id
-    )
-    SELECT ARRAY(SELECT t.account_id FROM taken t) INTO owned;
+    -- Takes (or keeps) the accounts of the locked rows, and keeps the rows
+    -- of those it holds, in their order: each row's account read once.
     not_owned := cardinality(locked);
-    locked := ARRAY(
-      SELECT l FROM unnest(locked) WITH ORDINALITY AS u(l, n)
-      WHERE (SELECT w.account_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = l) = ANY(owned)
-      ORDER BY n);
+    WITH rows AS MATERIALIZED (
+      SELECT u.l, w.account_id, u.n FROM unnest(locked) WITH ORDINALITY AS u(l, n)
+      JOIN deliveries d ON d.id = u.l JOIN webhooks w ON w.id = d.webhook_id
+    ), owned AS MATERIALIZED (
+      SELECT deliveries_take_accounts(ARRAY(SELECT r.account_id FROM rows r), p_worker, p_now, p_lease_until) AS a
+    )
+    SELECT ARRAY(SELECT r.l FROM rows r WHERE r.account_id IN (SELECT o.a FROM owned o) ORDER BY r.n) INTO locked;
     not_owned := not_owned - cardinality(locked);
   END IF;
 
