@@ -90,10 +90,11 @@ export class LeaseKeeper {
   async #renew(): Promise<void> {
     const asked = [...this.#held.values()].filter((h) => !h.stop.signal.aborted);
     if (asked.length === 0) return;
-    const until = new Date(this.#clock.now().getTime() + LEASE_MS);
+    const now = this.#clock.now();
+    const until = new Date(now.getTime() + LEASE_MS);
     let renewed: Set<string>;
     try {
-      renewed = await renewLeases(this.#sql, this.#worker, asked.map((h) => h.d), this.#clock.now(), until);
+      renewed = await renewLeases(this.#sql, this.#worker, asked.map((h) => h.d), now, until);
     } catch (err) {
       // The database is away: the local check stops the attempts in time.
       log.debug("Renewing {count} leases failed: {error}", { count: asked.length, error: String(err) });

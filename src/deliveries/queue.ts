@@ -95,6 +95,8 @@ const CLAIM_SLACK = 8;
 
 export class DeliveryQueue<S = unknown> {
   readonly #o: Required<QueueOptions<S>>;
+  /** The caps a claim reserves within: RESERVE times those the exchanges are held to. */
+  readonly #reserveCaps: repo.Caps;
   /** Attempts whose exchange is under way: the slots taken, and what the caps count. */
   readonly #inFlight = new Map<string, repo.ClaimedDelivery>();
   /** Claimed attempts waiting for the caps to let their exchange start, in claim order; `go` starts it. */
@@ -120,6 +122,13 @@ export class DeliveryQueue<S = unknown> {
 
   constructor(options: QueueOptions<S>) {
     this.#o = { idlePollMs: 60_000, observe: () => {}, failed: () => false, ...options };
+    const { perEvent, perWebhook, perAccount, slots } = options.caps;
+    this.#reserveCaps = {
+      perEvent: RESERVE * perEvent,
+      perWebhook: RESERVE * perWebhook,
+      perAccount: RESERVE * perAccount,
+      slots: RESERVE * slots,
+    };
     this.#leases = new LeaseKeeper({ sql: options.sql, clock: options.clock, worker: options.worker });
   }
 
@@ -279,7 +288,7 @@ export class DeliveryQueue<S = unknown> {
       this.#o.sql,
       now,
       limit,
-      this.#reserveCaps(),
+      this.#reserveCaps,
       this.#o.worker,
       new Date(now.getTime() + LEASE_MS),
       [...this.#inFlight.values(), ...[...this.#ready.values()].map((r) => r.d)],
@@ -294,17 +303,6 @@ export class DeliveryQueue<S = unknown> {
   /** What a claim may still reserve: RESERVE times the slots, less what is sent or waits. */
   #room(): number {
     return RESERVE * this.#o.globalConcurrency - this.#inFlight.size - this.#ready.size;
-  }
-
-  /** The caps a claim reserves within: RESERVE times those the exchanges are held to. */
-  #reserveCaps(): repo.Caps {
-    const { perEvent, perWebhook, perAccount, slots } = this.#o.caps;
-    return {
-      perEvent: RESERVE * perEvent,
-      perWebhook: RESERVE * perWebhook,
-      perAccount: RESERVE * perAccount,
-      slots: RESERVE * slots,
-    };
   }
 
   /**

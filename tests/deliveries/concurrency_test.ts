@@ -8,7 +8,8 @@ import { createWebhook } from "../_helpers/app.ts";
 import { DeliveryQueue } from "../../src/deliveries/queue.ts";
 import { startReceiver } from "../_helpers/receiver.ts";
 import { waitUntil } from "../_helpers/wait.ts";
-import { deliveryFixture, emitInboxCreated } from "./_support.ts";
+import type { ClaimedDelivery } from "../../src/deliveries/repo.ts";
+import { type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
 
 Deno.test("10 webhooks on one event, a slow receiver, two instances: never more than 3 in flight", async () => {
   const f = await deliveryFixture({ startDeliveries: true });
@@ -59,26 +60,35 @@ Deno.test("one account, a hanging receiver, two instances: its exchanges never e
   }
 });
 
+/** A queue on the fixture's database that sends one exchange at a time to a webhook (its cap of 1). */
+function oneExchangeAtATime(
+  f: DeliveryFixture,
+  worker: string,
+  send: (d: ClaimedDelivery) => Promise<boolean>,
+  complete: () => Promise<unknown>,
+): DeliveryQueue<boolean> {
+  return new DeliveryQueue<boolean>({
+    sql: f.db.sql,
+    clock: f.clock,
+    worker,
+    globalConcurrency: 8,
+    caps: { perEvent: 3, perWebhook: 1, perAccount: 8, slots: 8 },
+    databaseOutage: { absorb: () => false },
+    send,
+    complete,
+  });
+}
+
 Deno.test("a slot is free once its exchange ends: the next starts while the result is still being recorded", async () => {
   const f = await deliveryFixture();
   let recordable!: () => void;
   const gate = new Promise<void>((r) => recordable = r);
   const sent: string[] = [];
-  const queue = new DeliveryQueue<boolean>({
-    sql: f.db.sql,
-    clock: f.clock,
-    worker: "slots",
-    globalConcurrency: 8,
-    // One exchange at a time to the webhook.
-    caps: { perEvent: 3, perWebhook: 1, perAccount: 8, slots: 8 },
-    databaseOutage: { absorb: () => false },
-    send: (d) => {
-      sent.push(d.id);
-      return Promise.resolve(true);
-    },
-    // No result commits until the gate opens: every row stays in flight in the database.
-    complete: () => gate,
-  });
+  // No result commits until the gate opens: every row stays in flight in the database.
+  const queue = oneExchangeAtATime(f, "slots", (d) => {
+    sent.push(d.id);
+    return Promise.resolve(true);
+  }, () => gate);
   try {
     await createWebhook(f.app, f.user, f.receiver.url("/one"));
     for (let i = 0; i < 3; i++) await emitInboxCreated(f);
@@ -100,21 +110,12 @@ Deno.test("a slot is free once its exchange ends: the next starts while the resu
 Deno.test("a reserved attempt that waited over a second goes back to the queue and out with the webhook's new URL", async () => {
   const f = await deliveryFixture();
   const urls: string[] = [];
-  const queue = new DeliveryQueue<boolean>({
-    sql: f.db.sql,
-    clock: f.clock,
-    worker: "stale",
-    globalConcurrency: 8,
-    // One exchange at a time to the webhook: the second attempt waits, reserved, behind the first.
-    caps: { perEvent: 3, perWebhook: 1, perAccount: 8, slots: 8 },
-    databaseOutage: { absorb: () => false },
-    send: async (d) => {
-      urls.push(d.url);
-      if (urls.length === 1) await new Promise((r) => setTimeout(r, 1_500));
-      return true;
-    },
-    complete: () => Promise.resolve(),
-  });
+  // The second attempt waits, reserved, behind the first.
+  const queue = oneExchangeAtATime(f, "stale", async (d) => {
+    urls.push(d.url);
+    if (urls.length === 1) await new Promise((r) => setTimeout(r, 1_500));
+    return true;
+  }, () => Promise.resolve());
   try {
     const id = await createWebhook(f.app, f.user, f.receiver.url("/old"));
     for (let i = 0; i < 2; i++) await emitInboxCreated(f);
