@@ -1,0 +1,123 @@
+/**
+ * The `latency` scenario's steady flow, this checkout against an earlier
+ * commit, alternately, so that a change to the engine is measured side by
+ * side on a shared machine:
+ *
+ *   deno run -A --lock=deno.dev.lock tests/bench/latency_ab.ts <commit> [rounds] [--rate=<n>] [--fanout=<n>] [--seconds=<n>]
+ *
+ * Each tree's service gets an account of its own with `--fanout` webhooks
+ * (default 10) to the receiver; each round commits `--rate` events a second
+ * (default 200, one per transaction, from this process) for `--seconds`
+ * (default 5) on each tree in turn, then waits for every delivery. Printed per
+ * round: the commit-to-receipt p50/p95/p99 (the receiver's clock minus the
+ * event's `createdAt`), the stage table (delivery_stages.ts), the CPU of the
+ * service and of PostgreSQL (all of the server's processes) while it ran, and
+ * /proc/loadavg; then each tree's p95 of every round.
+ */
+import { createTestDb, type TestDb } from "../_helpers/db.ts";
+import { serviceEnv } from "../_helpers/process.ts";
+import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
+import { commitInboxEvents } from "../_helpers/events.ts";
+import { freePort } from "../_helpers/ports.ts";
+import { sleep } from "../_helpers/wait.ts";
+import { stageMetrics, stageTable } from "./delivery_stages.ts";
+import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
+import { percentile } from "./stats.ts";
+import { ROOT, spawnReady, startTree, treeAt, type TreeService } from "./trees.ts";
+
+const option = (name: string, fallback: number) =>
+  Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
+const [commit, roundsArg] = Deno.args.filter((a) => !a.startsWith("--"));
+if (!commit) throw new Error("usage: latency_ab.ts <commit> [rounds] [--rate=<n>] [--fanout=<n>] [--seconds=<n>]");
+const rounds = Number(roundsArg ?? 3);
+const RATE = option("rate", 200);
+const FANOUT = option("fanout", 10);
+const SECONDS = option("seconds", 5);
+
+const port = freePort();
+const control = freePort();
+const receiver = await spawnReady(["run", "-A", "tests/bench/receiver_server.ts", String(port), String(control)]);
+const receiverJson = async (path: string) => await (await fetch(`http://127.0.0.1:${control}${path}`)).json();
+
+interface Tree {
+  name: string;
+  service: TreeService;
+  db: TestDb;
+  accountId: string;
+}
+
+async function startLatencyTree(name: string, root: URL, db: TestDb): Promise<Tree> {
+  const service = await startTree(root, serviceEnv(db), { name });
+  const api = apiAt(service.url);
+  const acc = await newOperatorAccount(api, "business");
+  await newApiKey(api, acc, "bench");
+  for (let i = 0; i < FANOUT; i++) {
+    await createWebhook(api, acc, `https://localhost:${port}/h${i}`, ["inbox.created"], "bench-secret-0123456789");
+  }
+  return { name, service, db, accountId: acc.id };
+}
+
+/** One steady flow on `tree`'s service, until every delivery arrived. */
+async function flow(tree: Tree) {
+  await (await fetch(`http://127.0.0.1:${control}/reset?delayMs=0`, { method: "POST" })).text();
+  const m0 = await stageMetrics(tree.service.url);
+  const load = Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
+  const [s0, p0] = [procCpu(tree.service.pid)!.ticks, postgresTicks()];
+  const total = RATE * SECONDS;
+  const started = performance.now();
+  const commits: Promise<unknown>[] = [];
+  for (let i = 0; i < total; i++) {
+    const wait = started + (i * 1000) / RATE - performance.now();
+    if (wait > 0) await sleep(wait);
+    commits.push(commitInboxEvents(tree.db.sql, tree.accountId, 1, 1));
+  }
+  await Promise.all(commits);
+  const deadline = Date.now() + 120_000;
+  while ((await receiverJson("/count")).count < total * FANOUT) {
+    if (Date.now() > deadline) throw new Error(`${tree.name}: the receiver got too few deliveries`);
+    await sleep(10);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const [s1, p1] = [procCpu(tree.service.pid)!.ticks, postgresTicks()];
+  const stages = stageTable(m0, await stageMetrics(tree.service.url), seconds);
+  const sorted = ((await receiverJson("/stats")).latencies as number[]).sort((a, b) => a - b);
+  return {
+    p: [50, 95, 99].map((q) => percentile(sorted, q)) as [number, number, number],
+    stages,
+    serviceCores: (s1 - s0) / CLK_TCK / seconds,
+    postgresCores: postgresTicksUsed(p0, p1) / CLK_TCK / seconds,
+    load,
+  };
+}
+
+const trees: Tree[] = [];
+try {
+  trees.push(await startLatencyTree("before", await treeAt(commit), await createTestDb({ migrated: false })));
+  trees.push(await startLatencyTree("after", ROOT, await createTestDb()));
+  for (const t of trees) await flow(t); // warm-up: connections, JIT
+  const p95s: Record<string, number[]> = { before: [], after: [] };
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? trees : [...trees].reverse();
+    for (const t of order) {
+      const r = await flow(t);
+      p95s[t.name]!.push(r.p[1]);
+      const s = r.stages;
+      console.log(
+        `round ${round} ${t.name.padEnd(6)} p50/p95/p99 ${
+          r.p.join("/")
+        } ms | exchange ${s.exchangeMs} record ${s.recordMs} claim ${s.claimMs} ms / ${s.rowsPerClaim} rows, busy ${s.busySlots} | cores svc ${
+          r.serviceCores.toFixed(2)
+        } pg ${r.postgresCores.toFixed(2)}; load ${r.load}`,
+      );
+    }
+  }
+  console.log(`\n${RATE} events/s x ${FANOUT} webhooks for ${SECONDS} s, p95 of each round (ms):`);
+  for (const t of trees) console.log(`${t.name}: ${p95s[t.name]!.join(", ")}`);
+} finally {
+  for (const t of trees) {
+    await t.service.stop("SIGKILL");
+    await t.db.close();
+  }
+  receiver.kill("SIGKILL");
+  await receiver.status;
+}
