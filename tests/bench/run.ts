@@ -840,15 +840,18 @@ try {
     row("growth", "seconds to fill to 10^7 rows (inserts + VACUUM ANALYZE)", round2(fillS));
     // The claim itself (repo.claim, one call of deliveries_claim) with 6,000 attempts pending beside the 10^7
     // finished, and statistics that do not know about them (no ANALYZE since): its median time over 20 calls,
-    // each rolled back so that every call sees the same queue.
-    await db.sql`UPDATE deliveries SET status = 'pending', finished_at = NULL
+    // each rolled back so that every call sees the same queue. The attempts fall due in an hour and the claims
+    // are made as of then: the running service, which holds the account, neither claims them meanwhile nor
+    // keeps the claims from taking the account (its lease has run out by then).
+    const dueAt = Date.now() + 3_600_000;
+    await db.sql`UPDATE deliveries SET status = 'pending', finished_at = NULL, run_at = ${new Date(dueAt)}
       WHERE id IN (SELECT id FROM deliveries WHERE id LIKE 'dlv_fill_%' LIMIT 6000)`;
     const caps = { perEvent: 3, perWebhook: 16, perAccount: 32, slots: 64 };
     const claimMs: number[] = [];
     for (let i = 0; i < 20; i++) {
       const t0 = performance.now();
       await db.sql.begin(async (tx) => {
-        const now = new Date();
+        const now = new Date(dueAt + 1_000);
         const { claimed } = await claim(tx, now, 64, caps, "bench", new Date(now.getTime() + 2_000), []);
         if (claimed.length === 0) throw new Error("the claim took nothing from 6,000 pending");
         throw new Rollback();
