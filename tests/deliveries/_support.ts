@@ -2,7 +2,7 @@
 import { getJson } from "../_helpers/app.ts";
 import type { TestDb } from "../_helpers/db.ts";
 import { type Harness, startHarness } from "../_helpers/harness.ts";
-import type { Db } from "../../src/db/client.ts";
+import type { Db, Tx } from "../../src/db/client.ts";
 import type * as repo from "../../src/deliveries/repo.ts";
 
 /** A receiver and an app trusting `localhost` (queue not started: tests drive it), a pro user, jitter 0.5. */
@@ -75,4 +75,12 @@ export async function claimExactly(
 ): Promise<repo.ClaimedDelivery[]> {
   const noCaps = { perEvent: 1_000, perWebhook: 1_000, perAccount: 1_000, slots: 1_000_000 };
   return await markInFlightWithinCaps(f.db.sql, ids, noCaps, f.clock.now(), worker, leaseUntil);
+}
+
+/** Index entries the transaction has read so far from the pending attempts' indexes. */
+export async function pendingIndexReads(tx: Tx, schema: string): Promise<number> {
+  const [row] = await tx<{ n: number }[]>`
+    SELECT COALESCE(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)::int AS n FROM pg_stat_user_indexes
+    WHERE schemaname = ${schema} AND indexrelname IN ('deliveries_due_order_idx', 'deliveries_pending_webhook_due_idx')`;
+  return row!.n;
 }

@@ -6,7 +6,9 @@
 import assert from "node:assert/strict";
 import * as repo from "../../src/deliveries/repo.ts";
 import { createWebhook } from "../_helpers/app.ts";
-import { type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
+import { commitInboxEvents } from "../_helpers/events.ts";
+import { newUser } from "../_helpers/app.ts";
+import { type DeliveryFixture, deliveryFixture, emitInboxCreated, pendingIndexReads } from "./_support.ts";
 
 const CAPS = { perEvent: 3, perWebhook: 16, perAccount: 64, slots: 128 };
 
@@ -147,6 +149,56 @@ Deno.test("an attempt whose webhook was disabled after it was queued is cancelle
     assert.equal(row!.status, "cancelled");
     assert.notEqual(row!.finishedAt, null);
     assert.equal(f.receiver.requests.length, 0, "nothing reached the receiver");
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("past a head the caps hold back, a claim finds another tenant's attempt by its webhook, not by reading every pending one", async () => {
+  const f = await deliveryFixture();
+  try {
+    const busy = await createWebhook(f.app, f.user, f.receiver.url("/busy"));
+    const other = await newUser(f.app, "pro");
+    await createWebhook(f.app, other, f.receiver.url("/other"));
+    // Statistics taken while the table held only finished attempts (they say nothing is pending), then a
+    // backlog of one webhook, far longer than the claim's window, and the other tenant's one attempt behind it.
+    await commitInboxEvents(f.db.sql, f.user.id, 3_000, 500, f.clock.now());
+    await f.db.sql`UPDATE deliveries SET status = 'succeeded', finished_at = now()`;
+    await f.db.sql`ANALYZE deliveries`;
+    await f.db.sql`UPDATE deliveries SET status = 'pending', finished_at = NULL`;
+    f.clock.advance(1_000);
+    await commitInboxEvents(f.db.sql, other.id, 1, 1, f.clock.now());
+    // The backlog's webhook is at its cap: its exchanges under way.
+    const [row] = await f.db.sql<
+      { eventId: string }[]
+    >`SELECT event_id FROM deliveries WHERE webhook_id = ${busy} LIMIT 1`;
+    const flying = Array.from(
+      { length: CAPS.perWebhook },
+      () => ({ eventId: row!.eventId, webhookId: busy, accountId: f.user.id }),
+    );
+    const claimWithReads = () =>
+      f.db.sql.begin(async (tx) => {
+        const before = await pendingIndexReads(tx, f.db.schema);
+        const now = f.clock.now();
+        const got = await repo.claim(tx, now, 8, CAPS, "w1", new Date(now.getTime() + 60_000), flying);
+        const read = (await pendingIndexReads(tx, f.db.schema)) - before;
+        throw Object.assign(new Error("rolled back"), { got, read });
+      }).catch((e: Error & { got?: repo.Claim; read?: number }) => {
+        if (e.got === undefined) throw e;
+        return { claimed: e.got.claimed, read: e.read! };
+      });
+    // The first look passes over the index entries the finished attempts left behind (and marks them dead).
+    await claimWithReads();
+    const { claimed, read } = await claimWithReads();
+    assert.deepEqual(
+      claimed.map((d) => d.accountId),
+      [other.id],
+      "the other tenant's attempt, from behind the backlog",
+    );
+    // The head of the queue is read as always (its window of repo.DUE_WINDOW rows and one probe past it, with
+    // the index entries that finished attempts left): about 1,500 entries. Reading the backlog in due order at
+    // each step of the walk by webhook, as with these statistics the planner did, read it over and over.
+    assert.ok(read < 3_001, `the claim read ${read} index entries, more than the 3,001 pending attempts`);
   } finally {
     await f.close();
   }

@@ -7,19 +7,10 @@
 import assert from "node:assert/strict";
 import * as repo from "../../src/deliveries/repo.ts";
 import { createWebhook } from "../_helpers/app.ts";
-import type { Tx } from "../../src/db/client.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
-import { deliveryFixture } from "./_support.ts";
+import { deliveryFixture, pendingIndexReads } from "./_support.ts";
 
 const EVENTS = 1_000;
-
-/** Index entries the transaction has read so far from the pending attempts' indexes. */
-async function pendingIndexReads(tx: Tx, schema: string): Promise<number> {
-  const [row] = await tx<{ n: number }[]>`
-    SELECT COALESCE(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)::int AS n FROM pg_stat_user_indexes
-    WHERE schemaname = ${schema} AND indexrelname IN ('deliveries_due_order_idx', 'deliveries_pending_webhook_due_idx')`;
-  return row!.n;
-}
 
 Deno.test("the next wake-up reads one pending attempt, not all of them, with statistics behind", async () => {
   const f = await deliveryFixture();
