@@ -203,3 +203,38 @@ Deno.test("past a head the caps hold back, a claim finds another tenant's attemp
     await f.close();
   }
 });
+
+for (const cap of ["webhook", "account"] as const) {
+  Deno.test(`a claim whose head its ${cap}'s cap partly holds back also takes another tenant's attempt from behind that backlog`, async () => {
+    const f = await deliveryFixture();
+    try {
+      // The backlog on one webhook, whose cap (16) binds, or on three, where the account's (here 16) does.
+      const caps = cap === "webhook" ? CAPS : { ...CAPS, perWebhook: 64, perAccount: 16 };
+      const busy: string[] = [];
+      for (let i = 0; i < (cap === "webhook" ? 1 : 3); i++) {
+        busy.push(await createWebhook(f.app, f.user, f.receiver.url(`/busy${i}`)));
+      }
+      const other = await newUser(f.app, "pro");
+      await createWebhook(f.app, other, f.receiver.url("/other"));
+      // A backlog longer than the claim's window, then the other tenant's attempt.
+      await commitInboxEvents(f.db.sql, f.user.id, repo.DUE_WINDOW, 256, f.clock.now());
+      f.clock.advance(1_000);
+      await commitInboxEvents(f.db.sql, other.id, 1, 1, f.clock.now());
+      // 12 under way, of the first webhook (at 12 of 16) or of the account (at 12 of 16): room for 4 more.
+      const flying = Array.from({ length: 12 }, (_, i) => ({
+        eventId: `evt_flying_${i}`,
+        webhookId: busy[i % busy.length]!,
+        accountId: f.user.id,
+      }));
+      const now = f.clock.now();
+      const got = await repo.claim(f.db.sql, now, 8, caps, "w1", new Date(now.getTime() + 60_000), flying);
+      const byAccount = Map.groupBy(got.claimed, (d) => d.accountId);
+      assert.equal(byAccount.get(f.user.id)?.length, 4, `the backlog up to its ${cap}'s cap`);
+      // Before, the 8 rows locked at the head filled the claim, some held back, and the other tenant waited for
+      // a claim that found the backlog at its cap before it locked anything.
+      assert.equal(byAccount.get(other.id)?.length, 1, "and the other tenant's attempt in the same claim");
+    } finally {
+      await f.close();
+    }
+  });
+}
