@@ -1,6 +1,6 @@
--- The delivery claim: deliveries_take_accounts, deliveries_mark_in_flight
--- and deliveries_claim, one stored function call per claim (see
--- src/deliveries/repo.ts `claim`).
+-- The delivery claim: deliveries_take_accounts, deliveries_mark_in_flight,
+-- deliveries_due_by_webhook and deliveries_claim, one stored function call
+-- per claim (see src/deliveries/repo.ts `claim`).
 --
 -- Live SQL, not a migration: the migration runner applies this file at every
 -- start, after the numbered migrations and under the same lock, so a database
