@@ -303,12 +303,14 @@ BEGIN
       AND l.status = 'pending'
     LIMIT p_limit);
 
-  -- The locked rows that their webhook's cap, or their account's, will hold
-  -- back at least (counted from the exchanges passed; the previous release
-  -- passes none, and gets none counted), and the webhooks this claim fills
-  -- (an account's share is never over p_per_account).
+  -- When the head filled the claim: the locked rows that their webhook's cap,
+  -- or their account's, will hold back at least (counted from the exchanges
+  -- passed; the previous release passes none, and gets none counted), and
+  -- the webhooks this claim fills (an account's share is never over
+  -- p_per_account). A claim the head did not fill has read the whole window
+  -- already, and looks past it below as it always did.
   over := 0;
-  IF cardinality(locked) > 0 AND p_flying_webhooks IS NOT NULL THEN
+  IF cardinality(locked) >= p_limit AND p_flying_webhooks IS NOT NULL THEN
     WITH l AS MATERIALIZED (
       SELECT d.webhook_id, w.account_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(locked)
     ), f AS MATERIALIZED (
