@@ -169,24 +169,25 @@ Deno.test("past a head the caps hold back, a claim finds another tenant's attemp
     f.clock.advance(1_000);
     await commitInboxEvents(f.db.sql, other.id, 1, 1, f.clock.now());
     // The backlog's webhook is at its cap: its exchanges under way.
-    const [row] = await f.db.sql<
-      { eventId: string }[]
-    >`SELECT event_id FROM deliveries WHERE webhook_id = ${busy} LIMIT 1`;
     const flying = Array.from(
       { length: CAPS.perWebhook },
-      () => ({ eventId: row!.eventId, webhookId: busy, accountId: f.user.id }),
+      (_, i) => ({ eventId: `evt_flying_${i}`, webhookId: busy, accountId: f.user.id }),
     );
-    const claimWithReads = () =>
-      f.db.sql.begin(async (tx) => {
+    /** One claim, in a transaction rolled back so that every call sees the same queue, and the index entries it read. */
+    const claimWithReads = async () => {
+      let out: { claimed: repo.ClaimedDelivery[]; read: number } | undefined;
+      const rollback = new Error("rolled back");
+      await f.db.sql.begin(async (tx) => {
         const before = await pendingIndexReads(tx, f.db.schema);
         const now = f.clock.now();
         const got = await repo.claim(tx, now, 8, CAPS, "w1", new Date(now.getTime() + 60_000), flying);
-        const read = (await pendingIndexReads(tx, f.db.schema)) - before;
-        throw Object.assign(new Error("rolled back"), { got, read });
-      }).catch((e: Error & { got?: repo.Claim; read?: number }) => {
-        if (e.got === undefined) throw e;
-        return { claimed: e.got.claimed, read: e.read! };
+        out = { claimed: got.claimed, read: (await pendingIndexReads(tx, f.db.schema)) - before };
+        throw rollback;
+      }).catch((e) => {
+        if (e !== rollback) throw e;
       });
+      return out!;
+    };
     // The first look passes over the index entries the finished attempts left behind (and marks them dead).
     await claimWithReads();
     const { claimed, read } = await claimWithReads();
