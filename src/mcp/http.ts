@@ -31,11 +31,16 @@ import { bearerToken } from "../http/bearer.ts";
 import { bodyGuards } from "../http/guards.ts";
 import { noStore } from "../http/security_headers.ts";
 import { ApiError, unauthorized } from "../errors.ts";
-import { createClient } from "../client/mod.ts";
 import { onFirstUse } from "../shared/on_first_use.ts";
 
-/** The MCP server and the SDK, loaded with the first call, not at start: the SDK added 11 MiB of RSS to every start. */
-const mcpModules = onFirstUse(() => Promise.all([import("./server.ts"), import("./sdk.ts")]));
+/**
+ * The MCP server, the SDK and the typed client the tools call the API with,
+ * loaded with the first call, not at start: the SDK added 11 MiB of RSS to
+ * every start.
+ */
+const mcpModules = onFirstUse(() =>
+  Promise.all([import("./server.ts"), import("./sdk.ts"), import("../client/mod.ts")])
+);
 
 /** The path of the MCP endpoint. */
 export const MCP_PATH = "/mcp";
@@ -90,6 +95,7 @@ export function mcpRoutes(
 
   app.post(MCP_PATH, ...bodyGuards(deps.config.maxBodyBytes), async (c) => {
     const env = c.env;
+    const [{ connectMcpServer }, { WebStandardStreamableHTTPServerTransport }, { createClient }] = await mcpModules();
     const api = createClient({
       baseUrl: new URL(c.req.url).origin,
       // The middleware above accepted this header, so it holds a key.
@@ -97,7 +103,6 @@ export function mcpRoutes(
       headers: { "x-request-id": c.get("requestId") },
       fetch: async (request) => await appFetch(request, env),
     });
-    const [{ connectMcpServer }, { WebStandardStreamableHTTPServerTransport }] = await mcpModules();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     const server = await connectMcpServer(api, transport);
     // Closing the server aborts the calls still running: a client that goes away (the body

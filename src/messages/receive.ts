@@ -12,7 +12,6 @@ import { newEvent } from "../deliveries/outbox.ts";
 import { INBOX_CHANNEL, type InboxDeps } from "../inboxes/service.ts";
 import { Batcher } from "../shared/batcher.ts";
 import { newId } from "../shared/ids.ts";
-import { extractCodes, extractLinks } from "./extract/mod.ts";
 import * as repo from "./repo.ts";
 import type { Link } from "./schemas.ts";
 import type { EventDataMap } from "../events/schemas.ts";
@@ -45,12 +44,6 @@ export interface IncomingMessage {
 export interface PreparedMessage extends IncomingMessage {
   codes: string[];
   links: Link[];
-}
-
-/** Finds the codes and links of a message (pure: no I/O, done before any transaction). */
-export function prepareMessage(message: IncomingMessage): PreparedMessage {
-  const mail = { subject: message.subject, text: message.text, html: message.html };
-  return { ...message, codes: extractCodes(mail), links: extractLinks(mail) };
 }
 
 /** A received message and the recipients (RCPT TO addresses) it is for. */

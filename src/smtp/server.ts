@@ -23,7 +23,7 @@ import { getLogger, withContext } from "@logtape/logtape";
 import type { Config } from "../config.ts";
 import type { DatabaseOutage } from "../db/outage.ts";
 import type { InboxDeps } from "../inboxes/service.ts";
-import { createReceiver, prepareMessage, type Receiver } from "../messages/receive.ts";
+import { createReceiver, type Receiver } from "../messages/receive.ts";
 import { type SmtpAuthDeps, smtpAuthRules } from "./auth.ts";
 import { onFirstUse } from "../shared/on_first_use.ts";
 import "./greeting_delay.ts";
@@ -95,13 +95,17 @@ async function readMessage(stream: SMTPServerDataStream, maxBytes: number): Prom
   return raw;
 }
 
-/** The MIME parser, loaded with the first message: mailparser and its dependencies added 14 MiB of RSS to every start. */
-const parser = onFirstUse(() => import("./parse.ts"));
+/**
+ * The MIME parser and the search for codes and links, loaded with the first
+ * message: mailparser, htmlparser2 and their dependencies added 14 MiB of RSS
+ * to every start.
+ */
+const parser = onFirstUse(() => Promise.all([import("./parse.ts"), import("../messages/prepare.ts")]));
 
 /** Stores a message for every accepted recipient; false when none of them still exists. */
 async function ingest(receiver: Receiver, raw: Uint8Array, session: SMTPServerSession): Promise<boolean> {
   const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
-  const { parseMessage } = await parser();
+  const [{ parseMessage }, { prepareMessage }] = await parser();
   const message = prepareMessage(await parseMessage(raw, envelopeFrom));
   const addresses = session.envelope.rcptTo.map((r) => r.address);
   // All recipients in one transaction, shared with whatever else arrived meanwhile (group commit).

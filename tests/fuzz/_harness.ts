@@ -9,7 +9,8 @@ import { ADMIN_TOKEN, createWebhook, newApiKey, newUser, type TestApp, type User
 import type { ManualClock } from "../_helpers/clock.ts";
 import { startHarness } from "../_helpers/harness.ts";
 import { startSession } from "../../src/auth/service.ts";
-import { createReceiver, prepareMessage } from "../../src/messages/receive.ts";
+import { createReceiver } from "../../src/messages/receive.ts";
+import { prepareMessage } from "../../src/messages/prepare.ts";
 import { isIpLiteral } from "../../src/url_safety/address.ts";
 import type { Sql } from "../../src/db/client.ts";
 import { DOCUMENTED_CODES, type Operation, resolveOperation, UNMATCHED_ALLOWED } from "./_spec.ts";

@@ -12,7 +12,8 @@ import type { Outbox } from "../../src/deliveries/outbox.ts";
 import { MAX_WEBHOOKS } from "../../src/webhooks/service.ts";
 import { createInbox, withInboxes } from "../inboxes/_support.ts";
 import { sendRaw } from "../smtp/_smtp_client.ts";
-import { type Arrival, createReceiver, prepareMessage } from "../../src/messages/receive.ts";
+import { type Arrival, createReceiver } from "../../src/messages/receive.ts";
+import { prepareMessage } from "../../src/messages/prepare.ts";
 
 function arrival(to: string[], subject: string, text = "body"): Arrival {
   return {

@@ -288,9 +288,11 @@ Deno.test("src/ui reads and writes through the public API only: no database, no 
   };
   await walk(root, "");
   assert.ok(files.includes("routes.ts"));
-  // What src/ui/ may use of the rest of src/: the typed client, the HTTP plumbing, the clock, the cookie's name and parser.
+  // What src/ui/ may use of the rest of src/: the typed client, the HTTP plumbing, the clock, the cookie's name and
+  // parser, and the loader of its pages on first use.
   const allowed = new Set([
     "client/mod.ts",
+    "shared/on_first_use.ts",
     "http/env.ts",
     "http/security_headers.ts",
     "shared/clock.ts",

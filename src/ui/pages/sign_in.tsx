@@ -2,9 +2,7 @@
 import type { Context } from "hono";
 import type { UiEnv } from "../context.ts";
 import { ErrorBox, render } from "../layout.tsx";
-
-/** Where a reader goes after signing in when the page they wanted is not known. */
-export const AFTER_SIGN_IN = "/ui/inboxes";
+import { AFTER_SIGN_IN } from "../paths.ts";
 
 /** `next` if it is a page of the UI (never another site: no `//host`, no scheme, no backslash), else the inboxes. */
 export function nextPage(next: string | undefined): string {
