@@ -4,7 +4,7 @@
  * the pages, the typed client they read through and openapi-fetch are only
  * needed once someone opens the UI.
  */
-import type { Context, Next } from "hono";
+import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { createMiddleware } from "hono/factory";
 import { getLogger } from "@logtape/logtape";
@@ -57,25 +57,27 @@ function signedIn(appFetch: AppFetch) {
 
 /** The UI's handlers; `appFetch` is the whole app, which the pages read through. */
 export function uiHandlers(deps: { clock: Clock }, appFetch: AppFetch) {
-  const reader = signedIn(appFetch);
   return {
     /** Behind every page but the sign-in page. */
-    reader: (c: Context<UiEnv>, next: Next) => reader(c, next),
-    signIn: async (c: Context<UiEnv>) => {
-      // A reader who is signed in already goes straight on.
-      const session = readSessionCookie(c);
-      if (session !== undefined && (await readerApi(c, appFetch, session).me()).data) {
-        return c.redirect(nextPage(c.req.query("next")), 302);
-      }
-      return await signInPage(c);
+    reader: signedIn(appFetch),
+    /** The pages, by the name the route table gives them. */
+    pages: {
+      signIn: async (c: Context<UiEnv>) => {
+        // A reader who is signed in already goes straight on.
+        const session = readSessionCookie(c);
+        if (session !== undefined && (await readerApi(c, appFetch, session).me()).data) {
+          return c.redirect(nextPage(c.req.query("next")), 302);
+        }
+        return await signInPage(c);
+      },
+      inboxes: (c: Context<UiEnv>) => inboxesPage(c, deps.clock.now()),
+      inbox: (c: Context<UiEnv>) => inboxPage(c, deps.clock.now()),
+      message: messagePage,
+      webhooks: webhooksPage,
+      webhook: webhookPage,
+      apiKeys: apiKeysPage,
+      events: eventsPage,
     },
-    inboxes: (c: Context<UiEnv>) => inboxesPage(c, deps.clock.now()),
-    inbox: (c: Context<UiEnv>) => inboxPage(c, deps.clock.now()),
-    message: messagePage,
-    webhooks: webhooksPage,
-    webhook: webhookPage,
-    apiKeys: apiKeysPage,
-    events: eventsPage,
     onError: async (err: Error, c: Context<UiEnv>) => {
       if (err instanceof InboxServiceError) {
         // The session ended between the check and the read.
@@ -92,5 +94,5 @@ export function uiHandlers(deps: { clock: Clock }, appFetch: AppFetch) {
   };
 }
 
-/** The pages, by the name the route table gives them. */
-export type UiPage = "signIn" | "inboxes" | "inbox" | "message" | "webhooks" | "webhook" | "apiKeys" | "events";
+/** A page's name in the route table. */
+export type UiPage = keyof ReturnType<typeof uiHandlers>["pages"];

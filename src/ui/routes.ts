@@ -18,13 +18,6 @@ import { uiPolicy } from "./policy.ts";
 import { AFTER_SIGN_IN, SIGN_IN_PATH } from "./paths.ts";
 import type { UiPage } from "./handlers.ts";
 
-/**
- * The pages and what they read through, loaded with the first request under
- * /ui: the typed client, openapi-fetch and the pages added 2 MiB of RSS to
- * every start (tests/bench/README.md, "embedded").
- */
-const handlersModule = onFirstUse(() => import("./handlers.ts"));
-
 /** The UI's own files (src/ui/assets/), by name, with their types: nothing else is served from there. */
 const ASSET_TYPES: Record<string, string> = {
   "ui.css": "text/css; charset=utf-8",
@@ -35,8 +28,10 @@ const ASSET_TYPES: Record<string, string> = {
 
 /** The UI routes; `appFetch` is the whole app, which the pages read through. */
 export function uiRoutes(deps: { clock: Clock }, appFetch: AppFetch): Hono<UiEnv> {
-  const handlers = onFirstUse(async () => (await handlersModule()).uiHandlers(deps, appFetch));
-  const page = (name: UiPage): Handler<UiEnv> => async (c) => await (await handlers())[name](c);
+  // The pages and what they read through, loaded with the first request under /ui: the typed client, openapi-fetch
+  // and the pages added 2 MiB of RSS to every start (tests/bench/README.md, "embedded").
+  const handlers = onFirstUse(async () => (await import("./handlers.ts")).uiHandlers(deps, appFetch));
+  const page = (name: UiPage): Handler<UiEnv> => async (c) => await (await handlers()).pages[name](c);
   const reader: MiddlewareHandler<UiEnv> = async (c, next) => await (await handlers()).reader(c, next);
 
   const app = new Hono<UiEnv>();
