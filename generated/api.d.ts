@@ -1043,8 +1043,9 @@ export interface components {
             /** @description Attempt number, starting at 1. */
             attempt: number;
             /**
-             * @description `pending` (queued, possibly for a later retry), `in_flight` (being sent), `succeeded` (2xx),
-             *     `failed` (anything else; `error` says why), `cancelled` (the webhook was disabled first).
+             * @description `pending` (queued, possibly for a later retry, or being sent for less than about a second),
+             *     `in_flight` (being sent for about a second or more: a slow or hanging receiver), `succeeded`
+             *     (2xx), `failed` (anything else; `error` says why), `cancelled` (the webhook was disabled first).
              * @enum {string}
              */
             status: "pending" | "in_flight" | "succeeded" | "failed" | "cancelled";

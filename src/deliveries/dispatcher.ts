@@ -88,10 +88,9 @@ const RECORD_LEASE_MARGIN_MS = 500;
 /**
  * Records an attempt's verdict, trying again while the database is away (a
  * restart, a failover). The attempt has happened: its result should not be
- * lost to a blip, and an unrecorded attempt stays in flight until its lease
- * ends, holding one of its event's and its webhook's concurrency slots all
- * that time. Past the lease another worker may take the attempt over, so
- * recording stops there and the attempt is sent again (at least once).
+ * lost to a blip. Past the lease on its account another worker may take the
+ * attempt over, so recording stops there and the attempt is sent again (at
+ * least once).
  */
 export async function recordWithRetry(
   deps: DispatcherDeps,
@@ -131,6 +130,7 @@ export async function record(deps: DispatcherDeps, d: repo.ClaimedDelivery, verd
   const result = {
     id: d.id,
     worker: deps.worker,
+    url: d.url,
     responseStatus: verdict.responseStatus,
     durationMs: verdict.durationMs,
     error: verdict.ok ? null : verdict.reason,

@@ -1,8 +1,9 @@
 /**
- * The minute sweep of leases: attempts whose worker died hold their event's
- * and webhook's in-flight slots until their lease runs out; then they go back
- * to the queue. Every queue also does this on its own while it claims; the
- * sweep covers an instance whose queue sleeps.
+ * The minute sweep of leases: the accounts of a worker that died, and the
+ * attempts its heartbeat marked in flight, are its own until their lease runs
+ * out; then the accounts are forgotten and those attempts go back to the
+ * queue. Every queue also does this on its own while it claims; the sweep
+ * covers an instance whose queue sleeps.
  */
 import type { Sql } from "../db/client.ts";
 import type { NotificationHub } from "../notifications/hub.ts";

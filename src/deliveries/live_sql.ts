@@ -6,7 +6,7 @@
 
 /** The live SQL files of deliveries, in the order they are applied. */
 export const DELIVERIES_LIVE_SQL: readonly URL[] = [
-  // deliveries_claim calls deliveries_mark_in_flight; both are in this file.
+  // deliveries_reserve calls deliveries_fit_caps, deliveries_claim calls deliveries_reserve: all in this file.
   new URL("./sql/claim.sql", import.meta.url),
   new URL("./sql/record_results.sql", import.meta.url),
 ];

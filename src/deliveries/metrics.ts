@@ -10,7 +10,7 @@ export interface DeliveryMetrics {
   latency: client.Histogram<"result">;
   /** Where an attempt's time goes, and the claims' (the benchmark's stage table reads them). */
   stages: client.Histogram<"stage">;
-  /** Rows the claims marked in flight. */
+  /** Attempts the claims took. */
   claimed: client.Counter;
 }
 
@@ -45,14 +45,14 @@ export function createDeliveryMetrics(registry: client.Registry, sql: Sql, clock
     stages: new client.Histogram({
       name: "delivery_stage_duration_seconds",
       help: "Stages of the delivery engine: exchange (sign and send, slot taken), record (the exchange's end to its " +
-        "result committed, the row still in flight), claim (one claim call, for any number of rows).",
+        "result committed, the attempt still held), claim (one claim call, for any number of rows).",
       labelNames: ["stage"] as const,
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 10],
       registers: [registry],
     }),
     claimed: new client.Counter({
       name: "delivery_claimed_total",
-      help: "Attempts the claims of this instance marked in flight.",
+      help: "Attempts the claims of this instance took.",
       registers: [registry],
     }),
     latency: new client.Histogram({

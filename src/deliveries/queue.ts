@@ -5,21 +5,24 @@
  * retry, or when a lease runs out.
  *
  * One instance at a time sends an account's attempts: a claim takes the
- * accounts of what it marks (`repo.claim`), and this process keeps them while
- * it has attempts of them unfinished (`lease_keeper.ts`). So the caps, per
- * event (spec 6.3: 3), per webhook and per account, are counted here, from
- * this process's exchanges under way, and hold over all instances: no other
- * instance sends to the same account meanwhile.
+ * accounts of what it returns (`repo.claim`), and this process keeps them
+ * while it has attempts of them unfinished (`lease_keeper.ts`). So the caps,
+ * per event (spec 6.3: 3), per webhook and per account, are counted here,
+ * from this process's exchanges under way, and hold over all instances: no
+ * other instance sends to the same account meanwhile.
  *
- * A claim reserves ahead (RESERVE): the attempts it marks wait here, leased,
- * and each starts the moment the caps let it (`#startReady`), with no round
- * trip to the database between one exchange's end and the next one's start.
- * An attempt then has two parts: its HTTP exchange (`send`), whose slot is free
+ * A claim reserves ahead (RESERVE): the attempts it returns wait here, and
+ * each starts the moment the caps let it (`#startReady`), with no round trip
+ * to the database between one exchange's end and the next one's start. An
+ * attempt then has two parts: its HTTP exchange (`send`), whose slot is free
  * as soon as it ends, and the recording of its result (`complete`, which the
- * result writer batches with others: one completer for the process). Its row
- * stays in flight in the database, and its lease held, until the result has
- * committed, so an instance that dies before that sends nothing more, and the
- * attempt is sent again once the lease runs out (at least once).
+ * result writer batches with others: one completer for the process). A claim
+ * writes nothing to the attempts it returns: they stay pending in the
+ * database, and every later claim passes over them (this process hands it
+ * the ids of all its unfinished attempts), until their results have
+ * committed. The account's lease is held all that time, so an instance that
+ * dies before that sends nothing more, and another sends the attempt again
+ * once the lease runs out (at least once).
  */
 import { getLogger, withContext } from "@logtape/logtape";
 import type { Sql } from "../db/client.ts";
@@ -44,7 +47,7 @@ export interface QueueOptions<S> {
   caps: repo.Caps;
   /** The HTTP exchange of one attempt; `stop` aborts when its lease is lost. Its slot is free once this settles. */
   send(d: repo.ClaimedDelivery, stop: AbortSignal): Promise<S>;
-  /** Records what `send` got; the attempt stays in flight (its lease held) until this settles. */
+  /** Records what `send` got; the attempt stays this process's (its account's lease held) until this settles. */
   complete(d: repo.ClaimedDelivery, sent: S): Promise<unknown>;
   /**
    * Whether an exchange failed. Its webhook's reserved attempts then wait
@@ -70,7 +73,7 @@ const LEASE_CHECK_MS = 500;
 /**
  * A claim reserves up to this many times what the caps let be sent at once
  * (per event, webhook and account, and this process's slots): the attempts
- * beyond what is sent wait here, leased, and one starts the moment an
+ * beyond what is sent wait here, and one starts the moment an
  * exchange ends, with no round trip to the database in between. While
  * draining a backlog of one account, a slot used to wait about as long for
  * its next claim as for its exchange.
@@ -281,7 +284,7 @@ export class DeliveryQueue<S = unknown> {
       this.#leaseCheckedAt = now.getTime();
       await repo.requeueExpiredLeases(this.#o.sql, now);
     }
-    // One round trip: the stored function locks, cancels, counts the caps and marks in flight.
+    // One round trip: the stored function reads, cancels, takes the accounts and counts the caps.
     this.#finishedSinceClaim = 0;
     const started = performance.now();
     const claim = await repo.claim(
@@ -292,6 +295,7 @@ export class DeliveryQueue<S = unknown> {
       this.#o.worker,
       new Date(now.getTime() + LEASE_MS),
       [...this.#inFlight.values(), ...[...this.#ready.values()].map((r) => r.d)],
+      [...this.#unfinished.keys()],
     );
     this.#o.observe("claim", (performance.now() - started) / 1000, claim.claimed.length);
     this.#tookAccounts ||= claim.claimed.length > 0;
@@ -337,7 +341,6 @@ export class DeliveryQueue<S = unknown> {
       [...this.#ready.values()].map((r) => r.d.accountId).filter((a) => (accounts.get(a) ?? 0) < share(a, 1)),
     );
     const now = performance.now();
-    const stale: string[] = [];
     for (const [id, { d, go, at }] of this.#ready) {
       if (this.#inFlight.size >= this.#o.globalConcurrency) break;
       const held = accounts.get(d.accountId) ?? 0;
@@ -345,8 +348,8 @@ export class DeliveryQueue<S = unknown> {
       if (this.#paused.has(d.webhookId)) continue;
       if (held >= share(d.accountId, waiting.size + (waiting.has(d.accountId) ? 0 : 1))) continue;
       this.#ready.delete(id);
+      // Not started: pending in the database, a claim takes it again once it is no longer unfinished here.
       if (now - at > RESERVE_WAIT_MS) {
-        stale.push(id);
         go(false);
         continue;
       }
@@ -354,7 +357,6 @@ export class DeliveryQueue<S = unknown> {
       add(d);
       go(true);
     }
-    this.#sendBack(stale);
   }
 
   /**
@@ -377,7 +379,8 @@ export class DeliveryQueue<S = unknown> {
       };
       let failed = false;
       try {
-        if (!await started) return; // Stopping, or its webhook failed: released unsent.
+        if (!await started) return; // Stopping, or its webhook failed, or stale: left unsent.
+        this.#leases.began(d.id);
         const began = performance.now();
         const sent = await this.#o.send(d, stop).then((sent) => {
           // Before its slot frees: no reserved attempt of the webhook starts in it.
@@ -390,7 +393,7 @@ export class DeliveryQueue<S = unknown> {
         await this.#o.complete(d, sent);
         this.#o.observe("record", (performance.now() - exchanged) / 1000);
       } catch (err) {
-        // The attempt stays in flight until its lease runs out, then is retried.
+        // The attempt is taken again once this process lets go of it (below), or once its lease runs out.
         log.error("Delivery {id} could not be recorded: {error}", { id: d.id, error: String(err) });
       } finally {
         freeSlot();
@@ -405,29 +408,17 @@ export class DeliveryQueue<S = unknown> {
 
   /**
    * A failed exchange's result is recorded: the webhook's reserved attempts
-   * go back to the queue, unsent, and the next claim decides on them.
+   * are left unsent (pending in the database), and the next claim decides on
+   * them, as it reads the webhook now.
    */
   #releaseReserved(webhookId: string): void {
     const left = (this.#paused.get(webhookId) ?? 1) - 1;
     if (left > 0) this.#paused.set(webhookId, left);
     else this.#paused.delete(webhookId);
-    const ids: string[] = [];
     for (const [id, { d, go }] of this.#ready) {
       if (d.webhookId !== webhookId) continue;
       this.#ready.delete(id);
-      ids.push(id);
       go(false);
     }
-    this.#sendBack(ids);
-  }
-
-  /** Puts reserved attempts, taken out of `#ready` and never started, back in the queue. */
-  #sendBack(ids: string[]): void {
-    if (ids.length === 0) return;
-    // Once back, a claim takes them again as it reads the webhook now.
-    repo.releaseClaims(this.#o.sql, this.#o.worker, ids, { accounts: false }).then(() => this.wake(), (err) => {
-      // Their leases, no longer renewed, run out in a moment and the attempts are claimed again.
-      log.warn("Releasing {count} reserved deliveries failed: {error}", { count: ids.length, error: String(err) });
-    });
   }
 }

@@ -1,7 +1,8 @@
 /**
- * SQL of the delivery queue. Claims are batched and leased: FOR UPDATE SKIP
- * LOCKED lets instances share the table without waiting on each other, and a
- * lease lets a crashed instance's work be claimed again.
+ * SQL of the delivery queue. Claims are batched, and one instance at a time
+ * sends an account's attempts under a lease (`delivery_owners`): instances
+ * share the table without waiting on each other, and a crashed instance's
+ * accounts are taken over once its lease runs out.
  */
 import type { Db, Fragment } from "../db/client.ts";
 import { type Relation, relation } from "../db/relation.ts";
@@ -23,7 +24,10 @@ export interface ClaimedDelivery {
    * (null otherwise): the attempt is signed with it too, after the current one.
    */
   previousSecretCiphertext: string | null;
-  /** Until when the claim is this worker's; after it another worker may take the attempt over. */
+  /**
+   * Until when the attempt's account is this worker's (renewed by the
+   * heartbeat); after it another worker may take the attempt over.
+   */
   leaseUntil: Date;
 }
 
@@ -52,10 +56,10 @@ export interface Caps {
  */
 export const DUE_WINDOW = 512;
 
-/** What one claim did: the attempts it marked in flight, and the locked ones it held back or cancelled. */
+/** What one claim did: the attempts it took, and those it read and held back or cancelled. */
 export interface Claim {
   claimed: ClaimedDelivery[];
-  /** Locked due attempts that a cap held back (the queue claims again soon). */
+  /** Due attempts read that a cap held back, or whose account another instance holds (the queue claims again soon). */
   heldBack: number;
   /** Attempts of webhooks disabled since they were queued, cancelled instead of sent. */
   cancelled: number;
@@ -78,15 +82,17 @@ type ClaimRow = Omit<ClaimedDelivery, "id"> & {
 export type Exchange = Pick<ClaimedDelivery, "eventId" | "webhookId" | "accountId">;
 
 /**
- * One claim, one round trip: the stored function `deliveries_claim`
- * (`sql/claim.sql`) locks up to `limit` due attempts that can be sent now
- * (never those of a webhook a receiver holds), cancels those of disabled
+ * One claim, one round trip: the stored function `deliveries_reserve`
+ * (`sql/claim.sql`) reads up to `limit` due attempts that can be sent now
+ * (never those of a webhook a receiver holds, nor those of `held`, the
+ * attempts this process has not finished), cancels those of disabled
  * webhooks, takes their accounts (none of whose attempts another instance
- * sends meanwhile), marks the rest in flight under this worker's lease within
- * every cap, counted from `flying` (this instance's exchanges under way), and
- * returns them with a last row that counts what it held back (with what
- * belongs to an account another instance holds) and says when the earliest
- * hold ends.
+ * sends meanwhile) until `leaseUntil`, and returns those within every cap,
+ * counted from `flying` (this instance's exchanges under way), with a last
+ * row that counts what it held back (with what belongs to an account another
+ * instance holds) and says when the earliest hold ends. It writes nothing to
+ * the attempts: they stay pending until their results are recorded, and this
+ * process passes them as `held` until then.
  */
 export async function claim(
   db: Db,
@@ -96,11 +102,12 @@ export async function claim(
   worker: string,
   leaseUntil: Date,
   flying: readonly Exchange[],
+  held: readonly string[] = [],
 ): Promise<Claim> {
   const rows = await db<ClaimRow[]>`
-    SELECT * FROM deliveries_claim(${now}, ${limit}, ${caps.perEvent}, ${caps.perWebhook}, ${caps.perAccount},
+    SELECT * FROM deliveries_reserve(${now}, ${limit}, ${caps.perEvent}, ${caps.perWebhook}, ${caps.perAccount},
       ${caps.slots}, ${worker}, ${leaseUntil}, ${DUE_WINDOW}, ${flying.map((f) => f.eventId)}::text[],
-      ${flying.map((f) => f.webhookId)}::text[], ${flying.map((f) => f.accountId)}::text[])`;
+      ${flying.map((f) => f.webhookId)}::text[], ${flying.map((f) => f.accountId)}::text[], ${held}::text[])`;
   const last = rows.at(-1);
   return {
     claimed: rows.filter((r) => r.id !== null) as ClaimedDelivery[],
@@ -110,33 +117,51 @@ export async function claim(
   };
 }
 
+/** An attempt this process holds, as the heartbeat renews it. */
+export interface HeldAttempt {
+  id: string;
+  accountId: string;
+  /** Its URL, written on the row when it is marked in flight. */
+  url: string;
+  /** Whether its row is to be in flight under this worker (its exchange has been under way for a while). */
+  mark?: boolean;
+}
+
 /**
- * Extends the leases of this worker's running attempts (the heartbeat of
- * `lease_keeper.ts`), and of the accounts they belong to (`delivery_owners`):
- * returns the ids it still held. An attempt of an account another instance
- * took over (this one's lease on it ran out) is not renewed, so it is stopped:
- * one instance at a time sends an account's attempts. One statement for every
- * attempt of the process, by primary key; the accounts taken as a claim takes
- * them (`deliveries_take_accounts`, `sql/claim.sql`).
+ * The heartbeat of `lease_keeper.ts`: extends this worker's leases on the
+ * accounts of the attempts it holds (`delivery_owners`, taken as a claim
+ * takes them: `deliveries_take_accounts`, `sql/claim.sql`), and marks in
+ * flight, under the same lease, the attempts to `mark` (or extends the lease
+ * of those marked before). Returns the attempts it still holds: those of the
+ * accounts it holds, and of those to mark, the ones it marked. An attempt of
+ * an account another instance took over (this one's lease on it ran out), or
+ * to mark but recorded meanwhile, is not held, so it is stopped: one instance
+ * at a time sends an account's attempts. One statement for every attempt of
+ * the process, by primary key.
  */
 export async function renewLeases(
   db: Db,
   worker: string,
-  held: readonly { id: string; accountId: string }[],
+  held: readonly HeldAttempt[],
   now: Date,
   until: Date,
 ): Promise<Set<string>> {
   if (held.length === 0) return new Set();
-  const rows = await db<{ id: string }[]>`
+  const marks = held.filter((h) => h.mark);
+  const rows = await db<{ id: string; account: boolean }[]>`
     WITH owned AS MATERIALIZED (
       SELECT deliveries_take_accounts(${held.map((h) => h.accountId)}::text[], ${worker}, ${now}, ${until}) AS a
+    ), marked AS (
+      UPDATE deliveries d SET status = 'in_flight', claimed_by = ${worker}, lease_until = ${until}, url = m.url
+      FROM unnest(${marks.map((h) => h.id)}::text[], ${marks.map((h) => h.url)}::text[]) AS m(id, url), webhooks w
+      WHERE d.id = m.id AND w.id = d.webhook_id AND w.account_id IN (SELECT a FROM owned)
+        AND (d.status IN ('pending', 'cancelled') OR d.status = 'in_flight' AND d.claimed_by = ${worker})
+      RETURNING d.id
     )
-    UPDATE deliveries d SET lease_until = ${until}
-    FROM webhooks w
-    WHERE d.id = ANY(${held.map((h) => h.id)}) AND d.status = 'in_flight' AND d.claimed_by = ${worker}
-      AND w.id = d.webhook_id AND w.account_id IN (SELECT a FROM owned)
-    RETURNING d.id`;
-  return new Set(rows.map((r) => r.id));
+    SELECT a AS id, true AS account FROM owned UNION ALL SELECT id, false FROM marked`;
+  const accounts = new Set(rows.filter((r) => r.account).map((r) => r.id));
+  const marked = new Set(rows.filter((r) => !r.account).map((r) => r.id));
+  return new Set(held.filter((h) => h.mark ? marked.has(h.id) : accounts.has(h.accountId)).map((h) => h.id));
 }
 
 /**
@@ -154,9 +179,10 @@ export async function requeueExpiredLeases(db: Db, now: Date): Promise<number> {
 }
 
 /**
- * Puts this worker's claimed attempts `ids` back in the queue, unsent; with
- * `accounts`, also lets go of every account it holds, so that another
- * instance takes them at once (graceful shutdown).
+ * Puts this worker's attempts `ids` that the heartbeat marked in flight back
+ * in the queue, unsent (the others are pending still); with `accounts`, also
+ * lets go of every account it holds, so that another instance takes them at
+ * once (graceful shutdown).
  */
 export async function releaseClaims(
   db: Db,
@@ -200,6 +226,8 @@ export async function nextWakeAt(db: Db, dueAfter?: Date): Promise<Date | null> 
 export interface AttemptResult {
   id: string;
   worker: string;
+  /** The URL the attempt was sent to (the log keeps it). */
+  url: string;
   responseStatus: number | null;
   durationMs: number;
   error: string | null;
@@ -258,7 +286,8 @@ function recordCall(db: Db, worker: string, disableAfter: number, results: reado
       ${results.map((r) => r.result.responseBody)}::text[],
       ${results.map((r) => failure(r)?.retry?.id ?? null)}::text[],
       ${results.map((r) => failure(r)?.retry?.runAt.toISOString() ?? null)}::timestamptz[],
-      ${results.map((r) => failure(r)?.holdUntil?.toISOString() ?? null)}::timestamptz[])`;
+      ${results.map((r) => failure(r)?.holdUntil?.toISOString() ?? null)}::timestamptz[],
+      ${results.map((r) => r.result.url)}::text[])`;
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * What one claim costs, by the rows it takes, this tree's `deliveries_claim`
+ * What one claim costs, by the rows it takes, this tree's `deliveries_reserve`
  * against a variant of `src/deliveries/sql/claim.sql`, side by side in one
  * run:
  *
@@ -60,8 +60,8 @@ try {
         const lease = new Date(now.getTime() + 60_000);
         const started = performance.now();
         const got = await c`
-          SELECT id FROM deliveries_claim(${now}, ${limit}, ${CAPS.perEvent}, ${CAPS.perWebhook}, ${CAPS.perAccount},
-            ${CAPS.slots}, 'bench', ${lease}, 512, '{}'::text[], '{}'::text[], '{}'::text[])`;
+          SELECT id FROM deliveries_reserve(${now}, ${limit}, ${CAPS.perEvent}, ${CAPS.perWebhook}, ${CAPS.perAccount},
+            ${CAPS.slots}, 'bench', ${lease}, 512, '{}'::text[], '{}'::text[], '{}'::text[], '{}'::text[])`;
         times[k]!.push(performance.now() - started);
         rows = got.filter((r) => r.id !== null).length;
         await c`ROLLBACK`;

@@ -62,7 +62,9 @@ async function functionStats(db: TestDb): Promise<Record<string, { calls: number
     SELECT funcname, calls::int, total_time AS ms FROM pg_stat_user_functions WHERE schemaname = ${db.schema}`;
   const out: Record<string, { calls: number; ms: number }> = {};
   for (const r of rows) {
-    const key = r.funcname.startsWith("deliveries_claim") ? "claim" : r.funcname;
+    const key = r.funcname.startsWith("deliveries_claim") || r.funcname.startsWith("deliveries_reserve")
+      ? "claim"
+      : r.funcname;
     if (key !== "claim" && key !== "deliveries_record_results") continue;
     // The previous names call the new ones: count the outermost once.
     if (!out[key] || r.ms > out[key]!.ms) out[key] = { calls: r.calls, ms: r.ms };

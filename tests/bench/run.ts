@@ -838,7 +838,7 @@ try {
     row("growth", "deliveries/s at 10^7 vs 10^4 rows", g[String(HISTORY_ROWS)]!, g["10000"]!, ">= 0.80");
     const fillS = Object.values(fills).reduce((a, f) => a + f.insertS + f.vacuumS, 0);
     row("growth", "seconds to fill to 10^7 rows (inserts + VACUUM ANALYZE)", round2(fillS));
-    // The claim itself (repo.claim, one call of deliveries_claim) with 6,000 attempts pending beside the 10^7
+    // The claim itself (repo.claim, one call of deliveries_reserve) with 6,000 attempts pending beside the 10^7
     // finished, and statistics that do not know about them (no ANALYZE since): its median time over 20 calls,
     // each rolled back so that every call sees the same queue. The attempts fall due in an hour and the claims
     // are made as of then: the running service, which holds the account, neither claims them meanwhile nor

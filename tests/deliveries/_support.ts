@@ -49,24 +49,27 @@ export async function deliveryCount(f: { db: TestDb }): Promise<number> {
 }
 
 /**
- * Marks exactly the pending attempts `ids` (oldest first) in flight within the
- * caps, as a claim's second half does (`deliveries_mark_in_flight`,
- * src/deliveries/sql/claim.sql), so tests can claim chosen attempts.
+ * Those of the pending attempts `ids` (oldest first) that fit the caps, with
+ * what sending them needs, as a claim's second half returns them
+ * (`deliveries_fit_caps`, src/deliveries/sql/claim.sql): nothing written.
  */
-export async function markInFlightWithinCaps(
+export async function fitCaps(
   db: Db,
   ids: string[],
   caps: repo.Caps,
   now: Date,
-  worker: string,
   leaseUntil: Date,
 ): Promise<repo.ClaimedDelivery[]> {
   return await db<repo.ClaimedDelivery[]>`
-    SELECT * FROM deliveries_mark_in_flight(${ids}::text[], ${caps.perEvent}, ${caps.perWebhook},
-      ${caps.perAccount}, ${caps.slots}, ${now}, ${worker}, ${leaseUntil})`;
+    SELECT * FROM deliveries_fit_caps(${ids}::text[], ${caps.perEvent}, ${caps.perWebhook},
+      ${caps.perAccount}, ${caps.slots}, ${now}, ${leaseUntil})`;
 }
 
-/** Marks exactly the attempts `ids` in flight for `worker` until `leaseUntil`, as a claim would, caps aside. */
+/**
+ * Claims exactly the attempts `ids` for `worker` until `leaseUntil`, as a
+ * claim would, caps aside: their accounts taken (`deliveries_take_accounts`),
+ * the rows left pending.
+ */
 export async function claimExactly(
   f: DeliveryFixture,
   ids: string[],
@@ -74,7 +77,10 @@ export async function claimExactly(
   leaseUntil: Date,
 ): Promise<repo.ClaimedDelivery[]> {
   const noCaps = { perEvent: 1_000, perWebhook: 1_000, perAccount: 1_000, slots: 1_000_000 };
-  return await markInFlightWithinCaps(f.db.sql, ids, noCaps, f.clock.now(), worker, leaseUntil);
+  const claimed = await fitCaps(f.db.sql, ids, noCaps, f.clock.now(), leaseUntil);
+  const accounts = claimed.map((d) => d.accountId);
+  await f.db.sql`SELECT deliveries_take_accounts(${accounts}::text[], ${worker}, ${f.clock.now()}, ${leaseUntil})`;
+  return claimed;
 }
 
 /** Index entries the transaction has read so far from the pending attempts' indexes. */

@@ -84,7 +84,7 @@ Deno.test("a slot is free once its exchange ends: the next starts while the resu
   let recordable!: () => void;
   const gate = new Promise<void>((r) => recordable = r);
   const sent: string[] = [];
-  // No result commits until the gate opens: every row stays in flight in the database.
+  // No result commits until the gate opens: every row stays pending in the database, held by the queue.
   const queue = oneExchangeAtATime(f, "slots", (d) => {
     sent.push(d.id);
     return Promise.resolve(true);
@@ -94,8 +94,9 @@ Deno.test("a slot is free once its exchange ends: the next starts while the resu
     for (let i = 0; i < 3; i++) await emitInboxCreated(f);
     queue.start();
     await waitUntil(() => sent.length === 3, 5_000, () => `${sent.length} of 3 sent`);
-    const [row] = await f.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deliveries WHERE status = 'in_flight'`;
+    const [row] = await f.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deliveries WHERE status = 'pending'`;
     assert.equal(row!.n, 3, "the three results are still unrecorded");
+    assert.equal(sent.length, 3, "and none of them went twice: the queue passes over those it holds");
     recordable();
     await queue.stop(1_000);
     const [held] = await f.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM delivery_owners`;
@@ -122,7 +123,8 @@ Deno.test("a reserved attempt that waited over a second goes back to the queue a
     queue.start();
     await waitUntil(() => urls.length === 1, 5_000, () => "the first attempt not sent");
     await f.db.sql`UPDATE webhooks SET url = ${f.receiver.url("/new")} WHERE id = ${id}`;
-    await waitUntil(() => urls.length === 2, 5_000, () => "the second attempt not sent");
+    // The fake completion records nothing, so the attempts go out again and again: the second is the one that matters.
+    await waitUntil(() => urls.length >= 2, 5_000, () => "the second attempt not sent");
     assert.ok(urls[1]!.endsWith("/new"), `the second went to ${urls[1]}, read when it was reserved`);
   } finally {
     await queue.stop(1_000);

@@ -102,7 +102,7 @@ Deno.test("recording gives up before the lease ends and leaves the attempt to be
     const tookMs = Date.now() - started;
     assert.ok(tookMs < leaseMs, `stopped trying before the lease ended (after ${tookMs} ms)`);
     assert.ok(db.calls() > 1, `tried more than once (${db.calls()} tries)`);
-    assert.equal(await statusOf(f, d.id), "in_flight", "left in flight for the lease to run out");
+    assert.equal(await statusOf(f, d.id), "pending", "left pending for the next holder of its account");
   } finally {
     await f.close();
   }

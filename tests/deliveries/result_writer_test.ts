@@ -18,7 +18,16 @@ const at = (s: number) => new Date(T0 + s * 1_000);
 function success(id: string, s = 0, responseBody: string | null = "ok"): repo.ResultToRecord {
   return {
     ok: true,
-    result: { id, worker: "me", responseStatus: 200, durationMs: 3, error: null, responseBody, finishedAt: at(s) },
+    result: {
+      id,
+      worker: "me",
+      url: "https://hooks.test/",
+      responseStatus: 200,
+      durationMs: 3,
+      error: null,
+      responseBody,
+      finishedAt: at(s),
+    },
   };
 }
 
@@ -34,6 +43,7 @@ function failure(id: string, s: number, retry = true): repo.ResultToRecord {
     result: {
       id,
       worker: "me",
+      url: "https://hooks.test/",
       responseStatus: 500,
       durationMs: 3,
       error: `HTTP 500 #${s}`,
@@ -126,7 +136,9 @@ Deno.test("a failed write rejects its whole batch, and the writer carries on wit
 /**
  * A webhook whose run of failures stands at `failureCount`, and `held` +
  * `others` attempts of it (one event each, in that order): the first `held`
- * in flight for "me", the next `others` for another worker, the rest pending.
+ * claimed by "me" (pending, their account "me"'s), the next `others` in
+ * flight under another worker (marked by its heartbeat before "me" took the
+ * account over), the rest pending.
  */
 async function attemptsOf(
   f: DeliveryFixture,
@@ -142,7 +154,10 @@ async function attemptsOf(
   const ids = rows.map((r) => r.id);
   const lease = new Date(f.clock.now().getTime() + 60_000);
   await claimExactly(f, ids.slice(0, n.held), "me", lease);
-  if (n.others) await claimExactly(f, ids.slice(n.held, n.held + n.others), "someone-else", lease);
+  const others = ids.slice(n.held, n.held + (n.others ?? 0));
+  await f.db.sql`
+    UPDATE deliveries SET status = 'in_flight', claimed_by = 'someone-else', lease_until = ${lease}
+    WHERE id = ANY(${others})`;
   return { webhookId, ids, lease };
 }
 
@@ -353,6 +368,60 @@ Deno.test("a call as the previous release makes it (eleven arguments, no hold) s
     assert.deepEqual(rows.map((r) => [r.id, r.outcome]), [[ids[0], "retry_scheduled"]]);
     const [hook] = await f.db.sql`SELECT failure_count, hold_until FROM webhooks WHERE id = ${webhookId}`;
     assert.deepEqual([hook!.failureCount, hook!.holdUntil], [1, null]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("a claimed attempt cancelled while it was being sent records what its exchange got, and where it went", async () => {
+  const f = await deliveryFixture();
+  try {
+    const { ids } = await attemptsOf(f, 0, { held: 1 });
+    // Another failure of the webhook disabled it meanwhile: its pending attempts, this one among them, cancelled.
+    await f.db.sql`UPDATE deliveries SET status = 'cancelled', finished_at = ${at(1)} WHERE id = ${ids[0]!}`;
+    const sent = success(ids[0]!, 2);
+    sent.result.url = "https://hooks.test/sent-here";
+    assert.deepEqual(await record(f, [sent]), ["succeeded"]);
+    const [row] = await f.db.sql`SELECT status, url, claimed_by FROM deliveries WHERE id = ${ids[0]!}`;
+    assert.deepEqual([row!.status, row!.url, row!.claimedBy], ["succeeded", "https://hooks.test/sent-here", "me"]);
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("a claimed attempt whose account another instance took over records nothing: that instance sends it", async () => {
+  const f = await deliveryFixture();
+  try {
+    const { webhookId, ids } = await attemptsOf(f, 0, { held: 2 });
+    await f.db.sql`UPDATE delivery_owners SET worker = 'someone-else'`;
+    assert.deepEqual(await record(f, [success(ids[0]!, 1), failure(ids[1]!, 2)]), ["lost", "lost"]);
+    const rows = await f.db.sql<{ status: string }[]>`SELECT status FROM deliveries WHERE id = ANY(${ids}) ORDER BY id`;
+    assert.deepEqual(rows.map((r) => r.status), ["pending", "pending"], "left for the account's holder");
+    assert.equal((await hookOf(f, webhookId)).failureCount, 0, "no failure counted");
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("the previous release's claim marks what it returns in flight, and its twelve-argument record closes it", async () => {
+  const f = await deliveryFixture();
+  try {
+    const webhookId = await createWebhook(f.app, f.user, f.receiver.url("/old-release"));
+    await emitInboxCreated(f);
+    const lease = new Date(f.clock.now().getTime() + 60_000);
+    const [claimed] = await f.db.sql<{ id: string; url: string }[]>`
+      SELECT id, url FROM deliveries_claim(${f.clock.now()}, 8, 3, 16, 64, 128, 'old', ${lease}, 512,
+        '{}'::text[], '{}'::text[], '{}'::text[]) WHERE id IS NOT NULL`;
+    const [marked] = await f.db.sql`SELECT status, claimed_by, url FROM deliveries WHERE id = ${claimed!.id}`;
+    assert.deepEqual([marked!.status, marked!.claimedBy, marked!.url], ["in_flight", "old", claimed!.url]);
+    const rows = await f.db.sql<{ id: string; outcome: string }[]>`
+      SELECT * FROM deliveries_record_results('old', 5, ${[claimed!.id]}::text[], '{t}'::boolean[], '{200}'::int[],
+        '{3}'::int[], '{NULL}'::text[], ${[at(1).toISOString()]}::timestamptz[], '{ok}'::text[],
+        '{NULL}'::text[], '{NULL}'::timestamptz[], '{NULL}'::timestamptz[])`;
+    assert.deepEqual(rows.map((r) => [r.id, r.outcome]), [[claimed!.id, "succeeded"]]);
+    const [row] = await f.db.sql`SELECT status, url FROM deliveries WHERE id = ${claimed!.id}`;
+    assert.deepEqual([row!.status, row!.url], ["succeeded", claimed!.url], "the URL its claim wrote is kept");
+    assert.equal((await hookOf(f, webhookId)).failureCount, 0);
   } finally {
     await f.close();
   }

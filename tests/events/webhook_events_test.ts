@@ -139,8 +139,8 @@ Deno.test("webhook events: none for webhooks otherwise, not subscribable, not se
   }
 });
 
-/** A webhook at `failures` consecutive failures, and one attempt of it in flight for "me". */
-async function oneInFlight(f: DeliveryFixture, failures: number): Promise<{ webhookId: string; attempt: string }> {
+/** A webhook at `failures` consecutive failures, and one attempt of it claimed by "me". */
+async function oneClaimed(f: DeliveryFixture, failures: number): Promise<{ webhookId: string; attempt: string }> {
   const webhookId = await createWebhook(f.app, f.user, f.receiver.url("/locks"));
   await f.db.sql`UPDATE webhooks SET failure_count = ${failures} WHERE id = ${webhookId}`;
   const eventId = await emitInboxCreated(f);
@@ -157,6 +157,7 @@ function failureOf(f: DeliveryFixture, webhookId: string, attempt: string, accou
     result: {
       id: attempt,
       worker: "me",
+      url: "https://hooks.test/",
       responseStatus: 500,
       durationMs: 2,
       error: "HTTP 500",
@@ -181,13 +182,13 @@ function failureOf(f: DeliveryFixture, webhookId: string, attempt: string, accou
 Deno.test("the disabling and its event are one statement: an append that fails leaves the webhook as it was", async () => {
   const f = await deliveryFixture();
   try {
-    const { webhookId, attempt } = await oneInFlight(f, 4);
+    const { webhookId, attempt } = await oneClaimed(f, 4);
     // An event on an account that does not exist: its insert fails, and with it the whole statement.
     await assert.rejects(recordResults(f.app.deps, "me", 5, [failureOf(f, webhookId, attempt, "acc_missing")]));
     const [hook] = await f.db.sql`SELECT active, failure_count FROM webhooks WHERE id = ${webhookId}`;
     assert.deepEqual([hook!.active, hook!.failureCount], [true, 4], "not disabled without its event");
     const [row] = await f.db.sql`SELECT status FROM deliveries WHERE id = ${attempt}`;
-    assert.equal(row!.status, "in_flight", "the attempt is not recorded either");
+    assert.equal(row!.status, "pending", "the attempt is not recorded either");
 
     const recorded = await recordResults(f.app.deps, "me", 5, [failureOf(f, webhookId, attempt, f.user.id)]);
     assert.equal(recorded.get(attempt), "disabled");
@@ -219,7 +220,7 @@ function holding(f: DeliveryFixture, first: (tx: Tx) => Promise<unknown>, then: 
 Deno.test("recording a disabling waits for a PATCH that holds the account, and the two never deadlock", async () => {
   const f = await deliveryFixture();
   try {
-    const { webhookId, attempt } = await oneInFlight(f, 4);
+    const { webhookId, attempt } = await oneClaimed(f, 4);
     // As PATCH /api/user-webhooks/{id} does: the account FOR UPDATE, then the webhook's row.
     const patch = holding(
       f,
@@ -244,7 +245,7 @@ Deno.test("recording a disabling waits for a PATCH that holds the account, and t
 Deno.test("recording a disabling waits for an emitter that holds the account's log, and the two never deadlock", async () => {
   const f = await deliveryFixture();
   try {
-    const { webhookId, attempt } = await oneInFlight(f, 4);
+    const { webhookId, attempt } = await oneClaimed(f, 4);
     const eventId = await emitInboxCreated(f);
     // As the outbox's statement does (events/repo.ts appendEventsCtes): the account's advisory lock, then the
     // first attempts of its events, whose foreign key locks the webhook's row FOR KEY SHARE.

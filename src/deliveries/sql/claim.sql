@@ -1,6 +1,7 @@
--- The delivery claim: deliveries_take_accounts, deliveries_mark_in_flight,
--- deliveries_due_by_webhook and deliveries_claim, one stored function call
--- per claim (see src/deliveries/repo.ts `claim`).
+-- The delivery claim: deliveries_take_accounts, deliveries_fit_caps,
+-- deliveries_due_by_webhook and deliveries_reserve, one stored function call
+-- per claim (see src/deliveries/repo.ts `claim`), and deliveries_claim, the
+-- previous release's claim, kept for its instances during a rolling upgrade.
 --
 -- Live SQL, not a migration: the migration runner applies this file at every
 -- start, after the numbered migrations and under the same lock, so a database
@@ -33,48 +34,48 @@ BEGIN
 END
 $$;
 
--- Marks in flight, under `p_worker`'s lease, those of the attempts `p_ids`
--- (oldest first) that fit every cap, counting what is in flight now over all
--- instances, and returns what sending them needs. Ranks are counted per
--- account first, then per webhook among the rows that fit their account, then
--- per event among the rows that fit both; a row a later cap holds back may
--- still have taken an earlier rank, so the caps are never exceeded, at worst a
--- little under-filled until the next claim. An account may hold at most half
--- of what the other accounts leave of the slots (divided among the accounts of
--- this claim and one more), and never more than p_per_account.
+-- Those of the attempts `p_ids` (oldest first) that fit every cap, counted
+-- from the exchanges under way, with what sending them needs. Ranks are
+-- counted per account first, then per webhook among the rows that fit their
+-- account, then per event among the rows that fit both; a row a later cap
+-- holds back may still have taken an earlier rank, so the caps are never
+-- exceeded, at worst a little under-filled until the next claim. An account
+-- may hold at most half of what the other accounts leave of the slots
+-- (divided among the accounts of this claim and one more), and never more
+-- than p_per_account.
 --
 -- The previous secret of a webhook comes back only while its overlap lasts
 -- (previous_secret_expires_at after p_now): the attempt is signed with it
--- beside the current one (deliveries/dispatcher.ts `prepare`).
+-- beside the current one (deliveries/dispatcher.ts `prepare`). The lease
+-- that comes back is p_lease_until, the one the claim took the accounts
+-- until.
 --
--- A parameter's name and the columns of RETURNS TABLE are part of what
--- CREATE OR REPLACE cannot change (its cap of one event was named
--- p_per_trigger once; the previous secret is a column added since), so the
--- function is dropped first, at every start: the previous release calls it by
--- position and reads the columns it knows by name, and still can. The same
--- for deliveries_claim below.
+-- It writes nothing: a claimed attempt stays pending in the table until its
+-- result is recorded (deliveries_reserve says why). The marking function it
+-- replaces (deliveries_mark_in_flight, both of its signatures) is dropped:
+-- only deliveries_claim called it, and deliveries_claim now marks itself.
 DROP FUNCTION IF EXISTS deliveries_mark_in_flight(text[], int, int, int, int, timestamptz, text, timestamptz);
 DROP FUNCTION IF EXISTS deliveries_mark_in_flight(
   text[], int, int, int, int, timestamptz, text, timestamptz, text[], text[], text[]);
-CREATE OR REPLACE FUNCTION deliveries_mark_in_flight(
+CREATE OR REPLACE FUNCTION deliveries_fit_caps(
   p_ids text[], p_per_event int, p_per_webhook int, p_per_account int, p_slots int,
-  p_now timestamptz, p_worker text, p_lease_until timestamptz,
+  p_now timestamptz, p_lease_until timestamptz,
   p_flying_events text[] DEFAULT NULL, p_flying_webhooks text[] DEFAULT NULL, p_flying_accounts text[] DEFAULT NULL
 ) RETURNS TABLE (
   id text, event_id text, webhook_id text, account_id text, attempt int, event_type text, payload text,
   url text, secret_ciphertext text, lease_until timestamptz, previous_secret_ciphertext text
 ) LANGUAGE plpgsql
--- Index scans whatever the statistics say: deliveries_claim, which the
+-- Index scans whatever the statistics say: deliveries_reserve, which the
 -- service calls it from, sets enable_seqscan and enable_bitmapscan off, and a
 -- function's settings hold for the functions it calls (tests that call it
 -- alone get the planner's defaults: other plans, the same rows). A SET clause
 -- here too cost every claim 0.2 to 0.4 ms of about 1.3 (400 claims of 12
--- rows, each rolled back). A queue table's statistics are always behind (a backlog of thousands queued
--- since the last ANALYZE, or a new table that autovacuum has not analysed
--- yet): with them the planner took the table for a few rows and looked up
--- the claimed ids with a sequential scan (8 to 14 ms at 12,000 rows) or by
--- reading the whole pending index. Every statement here is meant to be index
--- lookups of a few rows.
+-- rows, each rolled back). A queue table's statistics are always behind (a
+-- backlog of thousands queued since the last ANALYZE, or a new table that
+-- autovacuum has not analysed yet): with them the planner took the table for
+-- a few rows and looked up the claimed ids with a sequential scan (8 to 14 ms
+-- at 12,000 rows) or by reading the whole pending index. Every statement here
+-- is meant to be index lookups of a few rows.
 AS $$
 #variable_conflict use_column
 BEGIN
@@ -91,9 +92,9 @@ BEGIN
     WHERE p.status = 'pending'
   ), flying AS MATERIALIZED (
     -- What the caps count: the exchanges the caller has under way (p_flying_*:
-    -- the instance that holds the accounts, see deliveries_claim), or, when it
-    -- passes none, every attempt in flight over all instances (the lease
-    -- index), which counts an attempt until its result has committed.
+    -- the instance that holds the accounts, see deliveries_reserve), or, when
+    -- it passes none (deliveries_claim, the previous release's), every attempt
+    -- in flight over all instances (the lease index).
     SELECT u.event_id, u.webhook_id, u.account_id
     FROM unnest(p_flying_events, p_flying_webhooks, p_flying_accounts) AS u(event_id, webhook_id, account_id)
     WHERE p_flying_events IS NOT NULL
@@ -118,18 +119,17 @@ BEGIN
       ON hw.webhook_id = fa.webhook_id
     WHERE fa.slot <= fa.share
   ), fit_all AS (
-    SELECT fw.id, row_number() OVER (PARTITION BY fw.event_id ORDER BY fw.ord) + COALESCE(he.n, 0) AS slot
+    SELECT fw.id, fw.ord, row_number() OVER (PARTITION BY fw.event_id ORDER BY fw.ord) + COALESCE(he.n, 0) AS slot
     FROM fit_webhook fw
     LEFT JOIN (SELECT fl.event_id, count(*) AS n FROM flying fl GROUP BY fl.event_id) he ON he.event_id = fw.event_id
     WHERE fw.slot <= p_per_webhook
   )
-  -- The URL is the attempt's from here on: the log shows where it went, whatever the webhook's URL later.
-  UPDATE deliveries d SET status = 'in_flight', claimed_by = p_worker, lease_until = p_lease_until, url = w.url
-  FROM fit_all c, events e, webhooks w
-  WHERE c.slot <= p_per_event AND d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
-  RETURNING d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type, e.payload,
-    w.url, w.secret_ciphertext, d.lease_until,
-    CASE WHEN w.previous_secret_expires_at > p_now THEN w.previous_secret_ciphertext END;
+  SELECT d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type, e.payload,
+    w.url, w.secret_ciphertext, p_lease_until,
+    CASE WHEN w.previous_secret_expires_at > p_now THEN w.previous_secret_ciphertext END
+  FROM fit_all c JOIN deliveries d ON d.id = c.id JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+  WHERE c.slot <= p_per_event
+  ORDER BY c.ord;
 END
 $$;
 
@@ -137,7 +137,8 @@ $$;
 -- (deliveries_claim): a skip scan of the webhooks with pending attempts, one
 -- probe of deliveries_pending_webhook_due_idx each, then the oldest due
 -- attempts of each webhook not at its cap (at most p_limit each), not of a
--- full event nor already locked; returns up to 2 * p_limit of them, oldest
+-- full event nor in p_locked (picked already, or held by the caller);
+-- returns up to 2 * p_limit of them, oldest
 -- first.
 --
 -- Both scans ask for that index's own order (the webhook's range written as
@@ -180,47 +181,52 @@ BEGIN
 END
 $$;
 
--- One claim: locks up to p_limit due attempts that can be sent now (SKIP
--- LOCKED: another instance's claim takes other rows), cancels those whose
--- webhook was disabled since they were queued, marks the others in flight
--- within the caps, and returns them, then one last row with id NULL that
--- counts the locked rows the caps held back and the cancelled ones (the queue
--- claims again soon when something was held back), and tells when the
--- earliest hold ends of the webhooks with due attempts that a receiver's
--- Retry-After holds (NULL when none).
+-- One claim: reads up to p_limit due attempts that can be sent now, those
+-- of p_held excepted (the caller's attempts not finished yet), cancels those
+-- whose webhook was disabled since they were queued, and returns those that
+-- fit the caps, then one last row with id NULL that counts the rows the caps
+-- held back and the cancelled ones (the queue claims again soon when
+-- something was held back), and tells when the earliest hold ends of the
+-- webhooks with due attempts that a receiver's Retry-After holds (NULL when
+-- none).
+--
+-- It marks nothing: what it returns stays pending in the table. One instance
+-- at a time sends an account's attempts (delivery_owners, migration 0018):
+-- the claim passes over the attempts of accounts another instance holds
+-- under a live lease, and takes the accounts of the rows it read, in id
+-- order (so claims taking overlapping sets do not deadlock), when no one
+-- holds them or their holder's lease ran out; a row of an account it could
+-- not take is left and counted as held back. So no other instance reads the
+-- rows it returns until that account lease runs out, and the caller, which
+-- holds them in memory, passes them back as p_held until their results have
+-- committed: no row lock, no status to set and set back. Each claim used to
+-- lock its rows and mark them in flight, a second write of every row (a new
+-- version in four indexes, as the status is in the partial indexes'
+-- predicates): side by side (tests/bench/claim_cost.ts), a claim of 12 rows
+-- took 1.37 ms without that write against 1.98, of 24 2.57 against 4.09. An
+-- attempt under way for a while is marked in flight by the heartbeat that
+-- renews the account leases (deliveries/repo.ts `renewLeases`), so the log
+-- shows what hangs.
+--
+-- The caller counts the caps from its own exchanges under way (p_flying_*:
+-- one entry each, the event, webhook and account), and a slot is free once
+-- its exchange ends, while the result is still being recorded.
 --
 -- A held webhook (hold_until after p_now) is skipped as one at its cap is:
--- none of its attempts is locked or sent, whatever their run_at, until the
+-- none of its attempts is read or sent, whatever their run_at, until the
 -- hold ends. Its attempts keep their place in the due order, so the head of
 -- the queue may hold them; the scan passes over them as over capped ones.
---
--- One instance at a time sends an account's attempts (delivery_owners,
--- migration 0018): the claim passes over the attempts of accounts another
--- instance holds under a live lease, and takes the accounts of the rows it
--- locked, in id order (so claims taking overlapping sets do not deadlock),
--- when no one holds them or their holder's lease ran out; a locked row of an
--- account it could not take is left pending and counted as held back. So the
--- caller, which holds every account of what it sends, counts the caps from
--- its own exchanges under way (p_flying_*: one entry each, the event, webhook
--- and account), and a slot is free once its exchange ends, while the result
--- is still being recorded. A caller that passes none (the previous release)
--- gets the caps counted from every attempt in flight in the database.
--- deliveries_mark_in_flight runs as a statement of its own, so its snapshot
--- sees what the previous holder of an account committed.
-DROP FUNCTION IF EXISTS deliveries_claim(timestamptz, int, int, int, int, int, text, timestamptz, int);
-DROP FUNCTION IF EXISTS deliveries_claim(
-  timestamptz, int, int, int, int, int, text, timestamptz, int, text[], text[], text[]);
-CREATE OR REPLACE FUNCTION deliveries_claim(
+CREATE OR REPLACE FUNCTION deliveries_reserve(
   p_now timestamptz, p_limit int, p_per_event int, p_per_webhook int, p_per_account int, p_slots int,
   p_worker text, p_lease_until timestamptz, p_window int,
-  p_flying_events text[] DEFAULT NULL, p_flying_webhooks text[] DEFAULT NULL, p_flying_accounts text[] DEFAULT NULL
+  p_flying_events text[], p_flying_webhooks text[], p_flying_accounts text[], p_held text[]
 ) RETURNS TABLE (
   id text, event_id text, webhook_id text, account_id text, attempt int, event_type text, payload text,
   url text, secret_ciphertext text, lease_until timestamptz, previous_secret_ciphertext text, held_back int,
   cancelled int, held_until timestamptz
 ) LANGUAGE plpgsql
--- Index scans whatever the statistics say (see deliveries_mark_in_flight),
--- here and in the functions this one calls.
+-- Index scans whatever the statistics say (see deliveries_fit_caps), here
+-- and in the functions this one calls.
 SET enable_seqscan = off
 SET enable_bitmapscan = off
 -- Each statement here and in the functions this one calls planned once per
@@ -237,7 +243,7 @@ DECLARE
   held_hooks text[];
   hold_ends timestamptz;
   candidates text[];
-  locked text[];
+  picked text[];
   not_owned int;
   inactive text[];
   claimed int;
@@ -247,7 +253,7 @@ BEGIN
   -- What is in flight is small (bounded by every instance's concurrency), so
   -- counting it per event, webhook and account costs little. An account is
   -- full here at half of what the others leave, the most the marking allows.
-  -- The same set as deliveries_mark_in_flight counts.
+  -- The same set as deliveries_fit_caps counts.
   WITH flying AS MATERIALIZED (
     SELECT u.event_id, u.webhook_id, u.account_id
     FROM unnest(p_flying_events, p_flying_webhooks, p_flying_accounts) AS u(event_id, webhook_id, account_id)
@@ -282,37 +288,30 @@ BEGIN
       SELECT 1 FROM deliveries d WHERE d.status = 'pending' AND d.webhook_id = w.id AND d.run_at <= p_now);
   END IF;
 
-  -- The head of the queue, oldest first: each row that no cap holds back is
-  -- locked as the scan reaches it (SKIP LOCKED: another claim has it), and
-  -- the scan stops at p_limit locked rows or after p_window rows, whatever
-  -- the caps hold back. Both scans are read lazily, one row at a time.
-  locked := ARRAY(
-    SELECT l.id FROM (
+  -- The head of the queue, oldest first: each row that no cap holds back and
+  -- the caller does not hold, until p_limit rows or after p_window rows
+  -- besides the caller's, whatever the caps hold back. Read lazily, one row
+  -- at a time.
+  picked := ARRAY(
+    SELECT head.id FROM (
       SELECT d.id, d.event_id, d.webhook_id FROM deliveries d
       WHERE d.status = 'pending' AND d.run_at <= p_now
-      ORDER BY d.run_at, d.id LIMIT p_window
-    ) head CROSS JOIN LATERAL (
-      -- By primary key: with the status test in this scan the planner used the
-      -- pending index of the webhook and read all its rows for each one (8.6 ms
-      -- for 64 rows of a 6,000 backlog). Locked, the row is its latest version.
-      -- OFFSET 0 keeps the status test outside (no qualifier is pushed into a
-      -- subquery with an OFFSET).
-      SELECT x.id, x.status FROM deliveries x WHERE x.id = head.id FOR UPDATE SKIP LOCKED OFFSET 0
-    ) l
+      ORDER BY d.run_at, d.id LIMIT p_window + cardinality(p_held)
+    ) head
     WHERE NOT (head.event_id = ANY(full_events)) AND NOT (head.webhook_id = ANY(full_webhooks))
-      AND l.status = 'pending'
+      AND NOT (head.id = ANY(p_held))
     LIMIT p_limit);
 
-  -- When the head filled the claim: the locked rows that their webhook's cap,
+  -- When the head filled the claim: the rows read that their webhook's cap,
   -- or their account's, will hold back at least (counted from the exchanges
   -- passed; the previous release passes none, and gets none counted), and
   -- the webhooks this claim fills (an account's share is never over
   -- p_per_account). A claim the head did not fill has read the whole window
   -- already, and looks past it below as it always did.
   over := 0;
-  IF cardinality(locked) >= p_limit AND p_flying_webhooks IS NOT NULL THEN
+  IF cardinality(picked) >= p_limit AND p_flying_webhooks IS NOT NULL THEN
     WITH l AS MATERIALIZED (
-      SELECT d.webhook_id, w.account_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(locked)
+      SELECT d.webhook_id, w.account_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(picked)
     ), f AS MATERIALIZED (
       SELECT u.w, u.a FROM unnest(p_flying_webhooks, p_flying_accounts) AS u(w, a)
     ), hooks AS (
@@ -341,59 +340,87 @@ BEGIN
   -- instead of 27 to 41 (tests/bench/README.md, recover). Rows held back
   -- start the walk without the look past the window, which reads the
   -- window's index entries: a walk over few webhooks costs less.
-  IF over > 0 OR cardinality(locked) < p_limit AND EXISTS (
+  IF over > 0 OR cardinality(picked) < p_limit AND EXISTS (
     SELECT 1 FROM deliveries d WHERE d.status = 'pending' AND d.run_at <= p_now
     ORDER BY d.run_at, d.id OFFSET p_window LIMIT 1
   ) THEN
-    candidates := deliveries_due_by_webhook(p_now, p_limit, full_events, full_webhooks || filled, locked);
-    -- In that order, each locked by primary key as the head's rows are (the
-    -- status tested once the row is locked, on its latest version), until
-    -- enough are. With the status test in the scan, or an ORDER BY, the
-    -- planner could read them through the due-order index instead (6 ms for
-    -- one row beside 10,000 pending, with statistics taken before those).
-    SELECT locked || ARRAY(
-      SELECT l.id FROM unnest(candidates) AS u(id) CROSS JOIN LATERAL (
-        SELECT x.id, x.status FROM deliveries x WHERE x.id = u.id FOR UPDATE SKIP LOCKED OFFSET 0
-      ) l
-      WHERE l.status = 'pending'
-      LIMIT p_limit - cardinality(locked) + over
-    ) INTO locked;
+    candidates := deliveries_due_by_webhook(p_now, p_limit, full_events, full_webhooks || filled, picked || p_held);
+    picked := picked || candidates[1:p_limit - cardinality(picked) + over];
   END IF;
 
   inactive := '{}';
   claimed := 0;
   not_owned := 0;
-  IF cardinality(locked) > 0 THEN
-    -- Takes (or keeps) the accounts of the locked rows, and keeps the rows
+  IF cardinality(picked) > 0 THEN
+    -- Takes (or keeps) the accounts of the rows read, and keeps the rows
     -- of those it holds, in their order: each row's account read once.
-    not_owned := cardinality(locked);
+    not_owned := cardinality(picked);
     WITH rows AS MATERIALIZED (
-      SELECT u.l, w.account_id, u.n FROM unnest(locked) WITH ORDINALITY AS u(l, n)
+      SELECT u.l, w.account_id, u.n FROM unnest(picked) WITH ORDINALITY AS u(l, n)
       JOIN deliveries d ON d.id = u.l JOIN webhooks w ON w.id = d.webhook_id
     ), owned AS MATERIALIZED (
       SELECT deliveries_take_accounts(ARRAY(SELECT r.account_id FROM rows r), p_worker, p_now, p_lease_until) AS a
     )
-    SELECT ARRAY(SELECT r.l FROM rows r WHERE r.account_id IN (SELECT o.a FROM owned o) ORDER BY r.n) INTO locked;
-    not_owned := not_owned - cardinality(locked);
+    SELECT ARRAY(SELECT r.l FROM rows r WHERE r.account_id IN (SELECT o.a FROM owned o) ORDER BY r.n) INTO picked;
+    not_owned := not_owned - cardinality(picked);
   END IF;
 
-  -- Nothing locked (everything due held back, or nothing due): straight to the count.
-  IF cardinality(locked) > 0 THEN
+  -- Nothing read (everything due held back, or nothing due): straight to the count.
+  IF cardinality(picked) > 0 THEN
 
     inactive := ARRAY(
-      SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(locked) AND NOT w.active);
+      SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(picked) AND NOT w.active);
     IF cardinality(inactive) > 0 THEN
-      UPDATE deliveries d SET status = 'cancelled', finished_at = p_now WHERE d.id = ANY(inactive);
-      locked := ARRAY(SELECT l FROM unnest(locked) WITH ORDINALITY AS u(l, n) WHERE NOT (l = ANY(inactive)) ORDER BY n);
+      UPDATE deliveries d SET status = 'cancelled', finished_at = p_now WHERE d.id = ANY(inactive) AND d.status = 'pending';
+      picked := ARRAY(SELECT l FROM unnest(picked) WITH ORDINALITY AS u(l, n) WHERE NOT (l = ANY(inactive)) ORDER BY n);
     END IF;
 
-    RETURN QUERY SELECT m.*, NULL::int, NULL::int, NULL::timestamptz FROM deliveries_mark_in_flight(
-      locked, p_per_event, p_per_webhook, p_per_account, p_slots, p_now, p_worker, p_lease_until,
+    RETURN QUERY SELECT m.*, NULL::int, NULL::int, NULL::timestamptz FROM deliveries_fit_caps(
+      picked, p_per_event, p_per_webhook, p_per_account, p_slots, p_now, p_lease_until,
       p_flying_events, p_flying_webhooks, p_flying_accounts) m;
     GET DIAGNOSTICS claimed = ROW_COUNT;
   END IF;
   RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::text, NULL::int, NULL::text, NULL::text,
-    NULL::text, NULL::text, NULL::timestamptz, NULL::text, cardinality(locked) - claimed + not_owned, cardinality(inactive),
+    NULL::text, NULL::text, NULL::timestamptz, NULL::text, cardinality(picked) - claimed + not_owned, cardinality(inactive),
     hold_ends;
+END
+$$;
+
+-- The previous release's claim, for its instances during a rolling upgrade
+-- (they call it by position, with nine arguments or twelve, and read the
+-- columns they know by name): deliveries_reserve, then the rows it returns
+-- marked in flight under p_worker's lease, as that release expects (it holds
+-- nothing in memory that a later claim should pass over, and records only
+-- attempts in flight under its name). A row another writer changed since
+-- the read (cancelled, or recorded) is not marked, nor returned. The
+-- signature before the flying exchanges is dropped: a nine-argument call
+-- reaches this one through the defaults.
+DROP FUNCTION IF EXISTS deliveries_claim(timestamptz, int, int, int, int, int, text, timestamptz, int);
+DROP FUNCTION IF EXISTS deliveries_claim(
+  timestamptz, int, int, int, int, int, text, timestamptz, int, text[], text[], text[]);
+CREATE OR REPLACE FUNCTION deliveries_claim(
+  p_now timestamptz, p_limit int, p_per_event int, p_per_webhook int, p_per_account int, p_slots int,
+  p_worker text, p_lease_until timestamptz, p_window int,
+  p_flying_events text[] DEFAULT NULL, p_flying_webhooks text[] DEFAULT NULL, p_flying_accounts text[] DEFAULT NULL
+) RETURNS TABLE (
+  id text, event_id text, webhook_id text, account_id text, attempt int, event_type text, payload text,
+  url text, secret_ciphertext text, lease_until timestamptz, previous_secret_ciphertext text, held_back int,
+  cancelled int, held_until timestamptz
+) LANGUAGE plpgsql
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY WITH r AS MATERIALIZED (
+    SELECT * FROM deliveries_reserve(p_now, p_limit, p_per_event, p_per_webhook, p_per_account, p_slots, p_worker,
+      p_lease_until, p_window, p_flying_events, p_flying_webhooks, p_flying_accounts, '{}'::text[])
+  ), marked AS (
+    UPDATE deliveries d SET status = 'in_flight', claimed_by = p_worker, lease_until = p_lease_until, url = r.url
+    FROM r WHERE d.id = r.id AND d.status = 'pending'
+    RETURNING d.id
+  )
+  SELECT r.* FROM r WHERE r.id IS NULL OR r.id IN (SELECT m.id FROM marked m);
 END
 $$;

@@ -22,9 +22,23 @@ DROP FUNCTION IF EXISTS deliveries_record_failures(
 DROP FUNCTION IF EXISTS deliveries_record_results(
   text, int, text[], boolean[], int[], int[], text[], timestamptz[], text[], text[], timestamptz[]);
 
+-- The signature before p_urls: dropped so that one function of the name
+-- remains, which the previous release's calls (eleven or twelve arguments)
+-- still reach through the defaults. A no-op on a database upgraded already.
+DROP FUNCTION IF EXISTS deliveries_record_results(
+  text, int, text[], boolean[], int[], int[], text[], timestamptz[], text[], text[], timestamptz[], timestamptz[]);
+
 -- Every result of a batch, as if recorded one after the other in the batch's
--- order. An attempt this worker no longer holds records nothing ('lost').
--- Otherwise:
+-- order. An attempt this worker no longer holds records nothing ('lost'). It
+-- holds an attempt that is still pending (a claim does not mark what it
+-- returns, deliveries_reserve) while it holds the attempt's account
+-- (delivery_owners names it: no other instance took the account over since),
+-- and one in flight under its name (marked by the heartbeat, or claimed by
+-- the previous release). An attempt cancelled while it was being sent (its
+-- webhook disabled meanwhile by another failure) is held the same way: it
+-- was sent, and its result is what the log shows. p_urls are the URLs the
+-- attempts were sent to (NULL: the one the row has, the previous release's
+-- call). Otherwise:
 --
 -- - a success (p_ok) closes the attempt as 'succeeded' and ends its webhook's
 --   run of failures (the count back to 0), leaving `active` as it is;
@@ -56,7 +70,7 @@ DROP FUNCTION IF EXISTS deliveries_record_results(
 CREATE OR REPLACE FUNCTION deliveries_record_results(
   p_worker text, p_disable_after int, p_ids text[], p_ok boolean[], p_statuses int[], p_durations int[],
   p_errors text[], p_finished timestamptz[], p_bodies text[], p_retry_ids text[], p_retry_at timestamptz[],
-  p_hold_until timestamptz[] DEFAULT NULL
+  p_hold_until timestamptz[] DEFAULT NULL, p_urls text[] DEFAULT NULL
 ) RETURNS TABLE (id text, outcome text) LANGUAGE plpgsql
 -- Lookups of a few rows by primary key whatever the statistics say (see deliveries_claim).
 SET enable_seqscan = off
@@ -111,18 +125,21 @@ BEGIN
   END IF;
 
   WITH r AS (
-    -- A NULL p_hold_until (the previous release's call) is an empty array, which unnest pads with NULLs.
+    -- A NULL p_hold_until or p_urls (the previous release's call) is an empty array, which unnest pads with NULLs.
     SELECT * FROM unnest(p_ids, p_ok, p_statuses, p_durations, p_errors, p_finished, p_bodies, p_retry_ids, p_retry_at,
-      p_hold_until)
+      p_hold_until, p_urls)
       WITH ORDINALITY AS r(id, ok, response_status, duration_ms, error, finished_at, body, retry_id, retry_at,
-        hold_until, ord)
+        hold_until, url, ord)
   ), closed AS (
     UPDATE deliveries d SET status = CASE WHEN r.ok THEN 'succeeded' ELSE 'failed' END,
       response_status = r.response_status, duration_ms = r.duration_ms,
       error = CASE WHEN r.ok THEN NULL ELSE r.error END, finished_at = r.finished_at, lease_until = NULL,
-      response_body = r.body
+      response_body = r.body, url = COALESCE(r.url, d.url), claimed_by = p_worker
     FROM r
-    WHERE d.id = r.id AND d.status = 'in_flight' AND d.claimed_by = p_worker
+    WHERE d.id = r.id AND (d.status = 'in_flight' AND d.claimed_by = p_worker OR d.status IN ('pending', 'cancelled')
+      AND EXISTS (
+        SELECT 1 FROM webhooks ow JOIN delivery_owners o ON o.account_id = ow.account_id
+        WHERE ow.id = d.webhook_id AND o.worker = p_worker))
     RETURNING d.id, d.webhook_id, d.event_id, d.attempt, r.ok, r.ord, r.error, r.finished_at, r.retry_id, r.retry_at,
       r.hold_until
   ), numbered AS (
