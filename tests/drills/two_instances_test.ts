@@ -1,9 +1,9 @@
 /**
  * Drill 3: two instances on one database, one killed (kill -9) while it holds
  * leased attempts to a slow receiver. The survivor must deliver everything,
- * the victim's leased attempts included once their lease (LEASE_MS, renewed
- * by a heartbeat while an attempt runs) has
- * run out, without a restart or any manual step.
+ * the victim's leased attempts included once its lease on their account
+ * (LEASE_MS, renewed by a heartbeat while it holds attempts) has run out,
+ * without a restart or any manual step.
  *
  * The survivor starts once the victim holds leases: one instance at a time
  * sends an account's attempts (it holds the account), so with both running
@@ -49,25 +49,37 @@ Deno.test("drill: two instances, one killed holding leases: the survivor deliver
 
     // Worker ids are `host:pid:random`; the child's pid is the service's own.
     const victimWorker = `%:${victim.pid}:%`;
+    /**
+     * The attempts the victim holds whose request the receiver has seen: not
+     * finished, of the account it holds (a claim leaves them pending; the
+     * heartbeat marks in flight those under way for a while), with the
+     * victim's lease on the account.
+     */
+    const victimHolds = async () => {
+      const rows = await db.sql<{ id: string; eventId: string; webhookId: string; leaseUntil: Date }[]>`
+        SELECT d.id, d.event_id, d.webhook_id, o.lease_until FROM deliveries d
+        JOIN webhooks w ON w.id = d.webhook_id JOIN delivery_owners o ON o.account_id = w.account_id
+        WHERE o.worker LIKE ${victimWorker} AND d.status IN ('pending', 'in_flight')`;
+      const seen = pairs(receiver);
+      return rows.filter((r) => seen.has(pairKey(r.webhookId, r.eventId)));
+    };
     // Kill it while its requests are at the receiver (waiting out the delay), not before they left.
     let leased = 0;
     await waitUntil(
       async () => {
-        const rows = await db.sql<{ eventId: string; webhookId: string }[]>`
-        SELECT event_id, webhook_id FROM deliveries WHERE status = 'in_flight' AND claimed_by LIKE ${victimWorker}`;
-        const seen = pairs(receiver);
-        leased = rows.filter((r) => seen.has(pairKey(r.webhookId, r.eventId))).length;
+        leased = (await victimHolds()).length;
         return leased >= MIN_LEASED;
       },
       30_000,
       () => `the victim holds ${leased} leased attempts the receiver has seen`,
     );
     survivor = await startService(env);
+    // The survivor's start takes a moment, during which the victim's exchanges end and others begin.
+    await waitUntil(async () => (await victimHolds()).length >= MIN_LEASED, 30_000, () => "the victim holds too few");
     await victim.kill();
     const killedAt = Date.now();
-    const held = await db.sql<{ id: string; eventId: string; webhookId: string; leaseUntil: Date }[]>`
-      SELECT id, event_id, webhook_id, lease_until FROM deliveries
-      WHERE status = 'in_flight' AND claimed_by LIKE ${victimWorker}`;
+    // Read once it is dead (nothing of its changes any more), before its lease runs out and the survivor takes over.
+    const held = await victimHolds();
     assert.ok(held.length > 0, "the victim died holding leased attempts");
     const leaseEnds = Math.max(...held.map((h) => h.leaseUntil.getTime()));
 
