@@ -50,7 +50,8 @@ export async function deliveryCount(f: { db: TestDb }): Promise<number> {
 
 /**
  * Those of the pending attempts `ids` (oldest first) that fit the caps, with
- * what sending them needs, as a claim's second half returns them
+ * what sending them needs, as a claim's second half returns them (their
+ * events, webhooks and accounts read here, as the claim reads them)
  * (`deliveries_fit_caps`, src/deliveries/sql/claim.sql): nothing written.
  */
 export async function fitCaps(
@@ -61,8 +62,14 @@ export async function fitCaps(
   leaseUntil: Date,
 ): Promise<repo.ClaimedDelivery[]> {
   return await db<repo.ClaimedDelivery[]>`
-    SELECT * FROM deliveries_fit_caps(${ids}::text[], ${caps.perEvent}, ${caps.perWebhook},
-      ${caps.perAccount}, ${caps.slots}, ${now}, ${leaseUntil})`;
+    WITH rows AS (
+      SELECT u.id, u.n, d.event_id, d.webhook_id, w.account_id FROM unnest(${ids}::text[]) WITH ORDINALITY AS u(id, n)
+      JOIN deliveries d ON d.id = u.id JOIN webhooks w ON w.id = d.webhook_id
+    )
+    SELECT f.* FROM deliveries_fit_caps(
+      ARRAY(SELECT id FROM rows ORDER BY n), ARRAY(SELECT event_id FROM rows ORDER BY n),
+      ARRAY(SELECT webhook_id FROM rows ORDER BY n), ARRAY(SELECT account_id FROM rows ORDER BY n),
+      ${caps.perEvent}, ${caps.perWebhook}, ${caps.perAccount}, ${caps.slots}, ${now}, ${leaseUntil}) f`;
 }
 
 /**

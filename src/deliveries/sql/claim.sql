@@ -34,7 +34,8 @@ BEGIN
 END
 $$;
 
--- Those of the attempts `p_ids` (oldest first) that fit every cap, counted
+-- Those of the pending attempts `p_ids` (oldest first; with their events,
+-- webhooks and accounts, as the claim read them) that fit every cap, counted
 -- from the exchanges under way, with what sending them needs. Ranks are
 -- counted per account first, then per webhook among the rows that fit their
 -- account, then per event among the rows that fit both; a row a later cap
@@ -58,7 +59,8 @@ DROP FUNCTION IF EXISTS deliveries_mark_in_flight(text[], int, int, int, int, ti
 DROP FUNCTION IF EXISTS deliveries_mark_in_flight(
   text[], int, int, int, int, timestamptz, text, timestamptz, text[], text[], text[]);
 CREATE OR REPLACE FUNCTION deliveries_fit_caps(
-  p_ids text[], p_per_event int, p_per_webhook int, p_per_account int, p_slots int,
+  p_ids text[], p_event_ids text[], p_webhook_ids text[], p_account_ids text[],
+  p_per_event int, p_per_webhook int, p_per_account int, p_slots int,
   p_now timestamptz, p_lease_until timestamptz,
   p_flying_events text[] DEFAULT NULL, p_flying_webhooks text[] DEFAULT NULL, p_flying_accounts text[] DEFAULT NULL
 ) RETURNS TABLE (
@@ -80,16 +82,10 @@ AS $$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
-  -- By primary key: with `status = 'pending'` in the same scan the planner
-  -- could read the whole pending index to find these few rows (4 to 15 ms).
-  -- The fence keeps the status test out of the scan: no partial index applies.
-  WITH picked AS MATERIALIZED (
-    SELECT d.id, d.event_id, d.webhook_id, d.status, array_position(p_ids, d.id) AS ord
-    FROM deliveries d WHERE d.id = ANY(p_ids)
-  ), due AS (
-    SELECT p.id, p.event_id, p.webhook_id, w.account_id, p.ord
-    FROM picked p JOIN webhooks w ON w.id = p.webhook_id
-    WHERE p.status = 'pending'
+  WITH due AS MATERIALIZED (
+    SELECT u.id, u.event_id, u.webhook_id, u.account_id, u.ord
+    FROM unnest(p_ids, p_event_ids, p_webhook_ids, p_account_ids) WITH ORDINALITY
+      AS u(id, event_id, webhook_id, account_id, ord)
   ), flying AS MATERIALIZED (
     -- What the caps count: the exchanges the caller has under way (p_flying_*:
     -- the instance that holds the accounts, see deliveries_reserve), or, when
@@ -127,8 +123,13 @@ BEGIN
   SELECT d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type, e.payload,
     w.url, w.secret_ciphertext, p_lease_until,
     CASE WHEN w.previous_secret_expires_at > p_now THEN w.previous_secret_ciphertext END
-  FROM fit_all c JOIN deliveries d ON d.id = c.id JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
-  WHERE c.slot <= p_per_event
+  -- By primary key, the status tested on the row found: with `status = 'pending'` in the scan the planner could
+  -- read the whole pending index to find these few rows (4 to 15 ms). OFFSET 0 keeps the test outside (no
+  -- qualifier is pushed into a subquery with an OFFSET).
+  FROM fit_all c
+  CROSS JOIN LATERAL (SELECT x.* FROM deliveries x WHERE x.id = c.id OFFSET 0) d
+  JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+  WHERE c.slot <= p_per_event AND d.status = 'pending'
   ORDER BY c.ord;
 END
 $$;
@@ -244,6 +245,9 @@ DECLARE
   hold_ends timestamptz;
   candidates text[];
   picked text[];
+  picked_hooks text[];
+  picked_events text[];
+  picked_accounts text[];
   not_owned int;
   inactive text[];
   claimed int;
@@ -292,15 +296,18 @@ BEGIN
   -- the caller does not hold, until p_limit rows or after p_window rows
   -- besides the caller's, whatever the caps hold back. Read lazily, one row
   -- at a time.
-  picked := ARRAY(
-    SELECT head.id FROM (
+  -- Both arrays from one pass over the same rows, in the scan's order.
+  SELECT COALESCE(array_agg(h.id), '{}'), COALESCE(array_agg(h.webhook_id), '{}')
+  INTO picked, picked_hooks
+  FROM (
+    SELECT head.id, head.webhook_id FROM (
       SELECT d.id, d.event_id, d.webhook_id FROM deliveries d
       WHERE d.status = 'pending' AND d.run_at <= p_now
       ORDER BY d.run_at, d.id LIMIT p_window + cardinality(p_held)
     ) head
     WHERE NOT (head.event_id = ANY(full_events)) AND NOT (head.webhook_id = ANY(full_webhooks))
       AND NOT (head.id = ANY(p_held))
-    LIMIT p_limit);
+    LIMIT p_limit) h;
 
   -- When the head filled the claim: the rows read that their webhook's cap,
   -- or their account's, will hold back at least (counted from the exchanges
@@ -311,7 +318,7 @@ BEGIN
   over := 0;
   IF cardinality(picked) >= p_limit AND p_flying_webhooks IS NOT NULL THEN
     WITH l AS MATERIALIZED (
-      SELECT d.webhook_id, w.account_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(picked)
+      SELECT u.webhook_id, w.account_id FROM unnest(picked_hooks) AS u(webhook_id) JOIN webhooks w ON w.id = u.webhook_id
     ), f AS MATERIALIZED (
       SELECT u.w, u.a FROM unnest(p_flying_webhooks, p_flying_accounts) AS u(w, a)
     ), hooks AS (
@@ -352,32 +359,38 @@ BEGIN
   claimed := 0;
   not_owned := 0;
   IF cardinality(picked) > 0 THEN
-    -- Takes (or keeps) the accounts of the rows read, and keeps the rows
-    -- of those it holds, in their order: each row's account read once.
-    not_owned := cardinality(picked);
+    -- Each row read once, in its order: its event, webhook and account, and
+    -- whether its webhook is active; the accounts taken (or kept), and the
+    -- rows of those it holds kept.
     WITH rows AS MATERIALIZED (
-      SELECT u.l, w.account_id, u.n FROM unnest(picked) WITH ORDINALITY AS u(l, n)
+      SELECT u.l, u.n, d.event_id, d.webhook_id, w.account_id, w.active
+      FROM unnest(picked) WITH ORDINALITY AS u(l, n)
       JOIN deliveries d ON d.id = u.l JOIN webhooks w ON w.id = d.webhook_id
     ), owned AS MATERIALIZED (
       SELECT deliveries_take_accounts(ARRAY(SELECT r.account_id FROM rows r), p_worker, p_now, p_lease_until) AS a
+    ), mine AS MATERIALIZED (
+      SELECT r.* FROM rows r WHERE r.account_id IN (SELECT o.a FROM owned o)
     )
-    SELECT ARRAY(SELECT r.l FROM rows r WHERE r.account_id IN (SELECT o.a FROM owned o) ORDER BY r.n) INTO picked;
-    not_owned := not_owned - cardinality(picked);
+    SELECT
+      ARRAY(SELECT m.l FROM mine m WHERE m.active ORDER BY m.n),
+      ARRAY(SELECT m.event_id FROM mine m WHERE m.active ORDER BY m.n),
+      ARRAY(SELECT m.webhook_id FROM mine m WHERE m.active ORDER BY m.n),
+      ARRAY(SELECT m.account_id FROM mine m WHERE m.active ORDER BY m.n),
+      ARRAY(SELECT m.l FROM mine m WHERE NOT m.active),
+      (SELECT count(*) FROM rows)::int - (SELECT count(*) FROM mine)::int
+    INTO picked, picked_events, picked_hooks, picked_accounts, inactive, not_owned;
+
+    -- Those of webhooks disabled since they were queued: cancelled, never sent.
+    IF cardinality(inactive) > 0 THEN
+      UPDATE deliveries d SET status = 'cancelled', finished_at = p_now WHERE d.id = ANY(inactive) AND d.status = 'pending';
+    END IF;
   END IF;
 
   -- Nothing read (everything due held back, or nothing due): straight to the count.
   IF cardinality(picked) > 0 THEN
-
-    inactive := ARRAY(
-      SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY(picked) AND NOT w.active);
-    IF cardinality(inactive) > 0 THEN
-      UPDATE deliveries d SET status = 'cancelled', finished_at = p_now WHERE d.id = ANY(inactive) AND d.status = 'pending';
-      picked := ARRAY(SELECT l FROM unnest(picked) WITH ORDINALITY AS u(l, n) WHERE NOT (l = ANY(inactive)) ORDER BY n);
-    END IF;
-
     RETURN QUERY SELECT m.*, NULL::int, NULL::int, NULL::timestamptz FROM deliveries_fit_caps(
-      picked, p_per_event, p_per_webhook, p_per_account, p_slots, p_now, p_lease_until,
-      p_flying_events, p_flying_webhooks, p_flying_accounts) m;
+      picked, picked_events, picked_hooks, picked_accounts, p_per_event, p_per_webhook, p_per_account, p_slots, p_now,
+      p_lease_until, p_flying_events, p_flying_webhooks, p_flying_accounts) m;
     GET DIAGNOSTICS claimed = ROW_COUNT;
   END IF;
   RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::text, NULL::int, NULL::text, NULL::text,
