@@ -451,7 +451,11 @@ try {
     }
     // Where one delivery's time goes during the drain (the service's own stage histograms, before and after).
     row("deliveries", "stage: exchange (sign and send, slot taken), mean ms", stages.exchangeMs);
-    row("deliveries", "stage: record (exchange's end to result committed, the attempt still held), mean ms", stages.recordMs);
+    row(
+      "deliveries",
+      "stage: record (exchange's end to result committed, the attempt still held), mean ms",
+      stages.recordMs,
+    );
     row("deliveries", "stage: claim call, mean ms / rows per claim", `${stages.claimMs} / ${stages.rowsPerClaim}`);
     row(
       "deliveries",
