@@ -179,23 +179,18 @@ export async function requeueExpiredLeases(db: Db, now: Date): Promise<number> {
 }
 
 /**
- * Puts this worker's attempts `ids` that the heartbeat marked in flight back
- * in the queue, unsent (the others are pending still); with `accounts`, also
- * lets go of every account it holds, so that another instance takes them at
- * once (graceful shutdown).
+ * Graceful shutdown: puts this worker's attempts `ids` that the heartbeat
+ * marked in flight back in the queue, unsent (the others are pending still),
+ * and lets go of every account it holds, so that another instance takes them
+ * at once.
  */
-export async function releaseClaims(
-  db: Db,
-  worker: string,
-  ids: string[],
-  { accounts }: { accounts: boolean },
-): Promise<void> {
+export async function releaseClaims(db: Db, worker: string, ids: string[]): Promise<void> {
   await db`
     WITH released AS (
       UPDATE deliveries SET status = 'pending', claimed_by = NULL, lease_until = NULL
       WHERE id = ANY(${ids}) AND status = 'in_flight' AND claimed_by = ${worker}
     )
-    DELETE FROM delivery_owners WHERE ${accounts} AND worker = ${worker}`;
+    DELETE FROM delivery_owners WHERE worker = ${worker}`;
 }
 
 /**

@@ -15,7 +15,7 @@
 -- now. A row lock each, in id order (claims taking overlapping sets do not
 -- deadlock), which a concurrent taker of the same account waits for, and then
 -- sees whether it may still take it. The one way an account is taken: by a
--- claim (deliveries_claim), and by the heartbeat that renews the leases
+-- claim (deliveries_reserve), and by the heartbeat that renews the leases
 -- (deliveries/repo.ts `renewLeases`).
 CREATE OR REPLACE FUNCTION deliveries_take_accounts(
   p_accounts text[], p_worker text, p_now timestamptz, p_lease_until timestamptz
@@ -135,7 +135,7 @@ END
 $$;
 
 -- The claim's way past a head of the queue that the caps hold back
--- (deliveries_claim): a skip scan of the webhooks with pending attempts, one
+-- (deliveries_reserve): a skip scan of the webhooks with pending attempts, one
 -- probe of deliveries_pending_webhook_due_idx each, then the oldest due
 -- attempts of each webhook not at its cap (at most p_limit each), not of a
 -- full event nor in p_locked (picked already, or held by the caller);
@@ -256,7 +256,7 @@ DECLARE
 BEGIN
   -- What is in flight is small (bounded by every instance's concurrency), so
   -- counting it per event, webhook and account costs little. An account is
-  -- full here at half of what the others leave, the most the marking allows.
+  -- full here at half of what the others leave, the most deliveries_fit_caps allows.
   -- The same set as deliveries_fit_caps counts.
   WITH flying AS MATERIALIZED (
     SELECT u.event_id, u.webhook_id, u.account_id
@@ -420,6 +420,7 @@ CREATE OR REPLACE FUNCTION deliveries_claim(
   url text, secret_ciphertext text, lease_until timestamptz, previous_secret_ciphertext text, held_back int,
   cancelled int, held_until timestamptz
 ) LANGUAGE plpgsql
+-- Its marking by primary key whatever the statistics say, planned once per connection (see deliveries_reserve).
 SET enable_seqscan = off
 SET enable_bitmapscan = off
 SET plan_cache_mode = force_generic_plan

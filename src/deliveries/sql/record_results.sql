@@ -72,7 +72,7 @@ CREATE OR REPLACE FUNCTION deliveries_record_results(
   p_errors text[], p_finished timestamptz[], p_bodies text[], p_retry_ids text[], p_retry_at timestamptz[],
   p_hold_until timestamptz[] DEFAULT NULL, p_urls text[] DEFAULT NULL
 ) RETURNS TABLE (id text, outcome text) LANGUAGE plpgsql
--- Lookups of a few rows by primary key whatever the statistics say (see deliveries_claim).
+-- Lookups of a few rows by primary key whatever the statistics say (see deliveries_reserve).
 SET enable_seqscan = off
 SET enable_bitmapscan = off
 -- Planned once per connection, not at every call: with custom plans (the
