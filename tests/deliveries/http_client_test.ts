@@ -1,20 +1,16 @@
 /**
- * The webhook HTTP client end to end: `fetch` through the egress proxy to a
- * real TLS receiver on loopback (certificate for localhost, receiver.test,
- * rebind.test and other.test, signed by the test CA).
+ * The webhook HTTP client end to end: the pinned connection and HTTP/1.1 of
+ * `src/deliveries/http_client.ts` to a real TLS receiver on loopback
+ * (certificate for localhost, receiver.test, rebind.test and other.test,
+ * signed by the test CA), and to a scripted one that answers with raw bytes.
  */
 import assert from "node:assert/strict";
-import {
-  createWebhookHttpClient,
-  innerMessage,
-  type OutgoingRequest,
-  REFUSED_TUNNEL,
-} from "../../src/deliveries/http_client.ts";
-import { Reply } from "../../src/deliveries/egress_proxy.ts";
+import { createWebhookHttpClient, type OutgoingRequest } from "../../src/deliveries/http_client.ts";
 import { type ReceiverReply, startReceiver } from "../_helpers/receiver.ts";
 import { staticResolver } from "../_helpers/resolver.ts";
 
-const CA = await Deno.readTextFile(new URL("../_helpers/certs/ca.pem", import.meta.url));
+const CERTS = new URL("../_helpers/certs/", import.meta.url);
+const CA = await Deno.readTextFile(new URL("ca.pem", CERTS));
 /** Every test name resolves to the receiver's loopback address. */
 const resolver = staticResolver({
   "rebind.test": ["127.0.0.1"],
@@ -67,38 +63,22 @@ Deno.test("a certificate that does not name the host is a TLS error", async () =
   }
 });
 
-Deno.test("NO_PROXY in the environment does not let fetch connect around the proxy", async () => {
-  const receiver = await startReceiver();
-  const saved = ["NO_PROXY", "no_proxy"].map((name) => [name, Deno.env.get(name)] as const);
-  Deno.env.set("NO_PROXY", "*");
-  Deno.env.set("no_proxy", "*");
-  let client;
-  try {
-    client = createWebhookHttpClient({ resolver, trustedHosts: new Set() }, CA);
-    assert.equal(Deno.env.get("NO_PROXY"), "*", "the variables are put back");
-    // localhost is refused by the proxy; a direct connection would reach the receiver.
-    const outcome = await client.send(post(receiver.url("/hook")));
-    assert.equal(
-      outcome.kind === "error" && outcome.reason,
-      "Unsafe address refused: Host name localhost is not publicly resolvable",
-    );
-    assert.equal(receiver.requests.length, 0);
-  } finally {
-    for (const [name, value] of saved) value === undefined ? Deno.env.delete(name) : Deno.env.set(name, value);
-    await client?.close();
-    await receiver.close();
-  }
-});
-
-Deno.test("no Proxy-Authorization (nor any proxy header) reaches the receiver", async () => {
+Deno.test("the request: Host with the port, path and query, the headers once, the body by Content-Length", async () => {
   const receiver = await startReceiver();
   const client = createWebhookHttpClient({ resolver, trustedHosts: new Set(["receiver.test"]) }, CA);
   try {
-    const outcome = await client.send(post(`https://receiver.test:${receiver.port}/hook`));
+    const outcome = await client.send({
+      ...post(`https://receiver.test:${receiver.port}/hook?a=1&b=%20`),
+      // Framing headers are the client's own: these are ignored.
+      headers: { "x-one": "1", "Content-Length": "999", "Connection": "close", "Host": "elsewhere.test" },
+    });
     assert.equal(outcome.kind, "response");
     const [req] = receiver.requests;
     assert.equal(req!.headers["host"], `receiver.test:${receiver.port}`);
-    assert.deepEqual(Object.keys(req!.headers).filter((name) => name.startsWith("proxy")), []);
+    assert.equal(req!.headers["x-one"], "1");
+    assert.equal(req!.headers["content-length"], "14");
+    assert.equal(req!.body, '{"id":"evt_1"}');
+    assert.equal(req!.path, "/hook?a=1&b=%20");
   } finally {
     await client.close();
     await receiver.close();
@@ -158,111 +138,183 @@ Deno.test("a send stopped by its signal (its lease was lost) ends at once with t
   }
 });
 
-/** A SOCKS5 server that takes any credential and answers every CONNECT with `code`; counts its requests. */
-function refusingSocksServer(code: number) {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+/**
+ * A TLS receiver that answers each request with the raw bytes `answer`
+ * gives (for the `n`th request over all connections, and the how-manyth on
+ * its connection), then closes the connection when told to. Counts the
+ * connections it accepted.
+ */
+async function scriptedReceiver(
+  answer: (n: number, onConnection: number) => { bytes: string; close?: boolean },
+) {
+  const listener = Deno.listenTls({
+    hostname: "127.0.0.1",
+    port: 0,
+    cert: await Deno.readTextFile(new URL("receiver.pem", CERTS)),
+    key: await Deno.readTextFile(new URL("receiver.key", CERTS)),
+  });
+  let connections = 0;
   let requests = 0;
+  const conns = new Set<Deno.Conn>();
+  const serveOne = async (conn: Deno.TlsConn) => {
+    let pending = "";
+    const buf = new Uint8Array(16 * 1024);
+    let onConnection = 0;
+    while (true) {
+      const end = pending.indexOf("\r\n\r\n");
+      const length = Number(/content-length: (\d+)/i.exec(pending)?.[1] ?? 0);
+      if (end >= 0 && pending.length >= end + 4 + length) {
+        pending = pending.slice(end + 4 + length);
+        const reply = answer(requests++, onConnection++);
+        await conn.write(new TextEncoder().encode(reply.bytes));
+        if (reply.close) return;
+        continue;
+      }
+      const n = await conn.read(buf);
+      if (n === null) return;
+      pending += new TextDecoder().decode(buf.subarray(0, n));
+    }
+  };
   const serving = (async () => {
     for await (const conn of listener) {
-      try {
-        const buf = new Uint8Array(1024);
-        await conn.read(buf); // greeting
-        await conn.write(new Uint8Array([5, 2])); // username/password
-        await conn.read(buf); // credential
-        await conn.write(new Uint8Array([1, 0]));
-        await conn.read(buf); // CONNECT
-        requests++;
-        await conn.write(new Uint8Array([5, code, 0, 1, 0, 0, 0, 0, 0, 0]));
-      } catch {
-        // The client left.
-      } finally {
-        conn.close();
-      }
+      connections++;
+      conns.add(conn);
+      serveOne(conn).catch(() => {}).finally(() => {
+        conns.delete(conn);
+        try {
+          conn.close();
+        } catch {
+          // Closed by close().
+        }
+      });
     }
   })().catch(() => {});
   return {
-    url: `socks5h://127.0.0.1:${listener.addr.port}`,
+    url: (path: string) => `https://receiver.test:${listener.addr.port}${path}`,
+    get connections() {
+      return connections;
+    },
     get requests() {
       return requests;
     },
     close: async () => {
       listener.close();
+      for (const c of conns) c.close();
       await serving;
     },
   };
 }
 
-Deno.test("every refusal the egress proxy sends is read back as a refused tunnel in this Deno's wording", async () => {
-  // fetch reports a refused tunnel only by the text of its SOCKS reply code, wrapped in Deno's
-  // "error sending request" message; the client matches both to read the proxy's reason back.
-  // Neither is an API, so each code the proxy uses is tried here against this Deno's fetch.
-  const codes = Object.entries(Reply).filter(([name]) => name !== "succeeded");
-  const unread: string[] = [];
-  for (const [name, code] of codes) {
-    const socks = refusingSocksServer(code);
-    const client = Deno.createHttpClient({ proxy: { url: socks.url, basicAuth: { username: "u", password: "p" } } });
-    try {
-      const err = await fetch("https://receiver.test/hook", { method: "POST", body: "{}", client }).then(
-        (res) => res.body?.cancel().then(() => new Error(`answered ${res.status}`)),
-        (e: unknown) => e,
-      );
-      assert.equal(socks.requests, 1, `${name}: one CONNECT`);
-      const message = innerMessage(err);
-      if (!REFUSED_TUNNEL.has(message)) unread.push(`${name} (0x0${code}): ${JSON.stringify(message)}`);
-    } finally {
-      client.close();
-      await socks.close();
-    }
-  }
-  assert.deepEqual(
-    unread,
-    [],
-    "fetch's wording of a refused tunnel changed: update REFUSED_TUNNEL and innerMessage in " +
-      "src/deliveries/http_client.ts (docs/workarounds.md)",
-  );
-});
+const OK = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
-Deno.test("upstream behaviour the client works around: NO_PROXY sends even an explicit proxy's requests direct", async () => {
-  // When this fails, Deno no longer lets NO_PROXY override Deno.createHttpClient's proxy, and
-  // withoutNoProxy (src/deliveries/http_client.ts) can go: see docs/workarounds.md.
-  const direct = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const socks = refusingSocksServer(Reply.notAllowed);
-  const saved = ["NO_PROXY", "no_proxy"].map((name) => [name, Deno.env.get(name)] as const);
-  let client: Deno.HttpClient | undefined;
-  let reached = false;
-  const accepting = (async () => {
-    for await (const conn of direct) {
-      reached = true;
-      await conn.write(new TextEncoder().encode("HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n")).catch(
-        () => {},
-      );
-      conn.close();
-    }
-  })().catch(() => {});
+Deno.test("connections are kept and reused, and one the receiver closed while idle is replaced without a failure", async () => {
+  // The second answer on each connection closes it, as a receiver ending an idle keep-alive connection would.
+  const receiver = await scriptedReceiver((_n, onConnection) => ({ bytes: OK, close: onConnection === 1 }));
+  const client = createWebhookHttpClient({ resolver, trustedHosts: new Set(["receiver.test"]) }, CA);
   try {
-    Deno.env.set("NO_PROXY", "localhost");
-    Deno.env.delete("no_proxy");
-    client = Deno.createHttpClient({ proxy: { url: socks.url, basicAuth: { username: "u", password: "p" } } });
-    for (const [name, value] of saved) value === undefined ? Deno.env.delete(name) : Deno.env.set(name, value);
-    const outcome = await fetch(`http://localhost:${direct.addr.port}/`, { client }).then(
-      async (res) => (await res.body?.cancel(), `answered ${res.status}`),
-      (err: unknown) => `failed: ${innerMessage(err)}`,
-    );
-    assert.deepEqual([outcome, reached, socks.requests], ["answered 204", true, 0], "went around the proxy");
+    const statuses = [];
+    for (let i = 0; i < 4; i++) {
+      const outcome = await client.send(post(receiver.url("/hook")));
+      statuses.push(outcome.kind === "response" ? outcome.status : outcome.reason);
+      // Let the receiver's close reach the client before the next send, as an idle gap would.
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 200]);
+    // Two answers per connection: the third send found its connection closed and went on a new one.
+    assert.equal(receiver.connections, 2);
+    assert.equal(receiver.requests, 4);
   } finally {
-    for (const [name, value] of saved) value === undefined ? Deno.env.delete(name) : Deno.env.set(name, value);
-    client?.close();
-    direct.close();
-    await accepting;
-    await socks.close();
+    await client.close();
+    await receiver.close();
   }
 });
 
-Deno.test("upstream behaviour that keeps the egress proxy: the tcp proxy transport sends an https request in plain text", async () => {
+Deno.test("chunked bodies, interim 1xx answers and bodies that end with the connection are read", async () => {
+  const answers = [
+    "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n" +
+    "3\r\nabc\r\n2;ext=1\r\nde\r\n0\r\nX-Trailer: 1\r\n\r\n",
+    "HTTP/1.1 204 No Content\r\nRetry-After: 5\r\n\r\n",
+    "HTTP/1.1 202 Accepted\r\n\r\nread until the end",
+  ];
+  const receiver = await scriptedReceiver((n) => ({ bytes: answers[n]!, close: n === 2 }));
+  const client = createWebhookHttpClient({ resolver, trustedHosts: new Set(["receiver.test"]) }, CA);
+  try {
+    const got = [];
+    for (let i = 0; i < 3; i++) {
+      const o = await client.send(post(receiver.url("/hook")));
+      got.push(o.kind === "response" ? [o.status, o.body, o.retryAfter] : o.reason);
+    }
+    assert.deepEqual(got, [[201, "abcde", undefined], [204, "", "5"], [202, "read until the end", undefined]]);
+    assert.equal(receiver.connections, 1, "the chunked and the empty answers left the connection usable");
+  } finally {
+    await client.close();
+    await receiver.close();
+  }
+});
+
+Deno.test("an answer HTTP/1.1 does not allow, or none, is a network error and its connection is not used again", async () => {
+  const answers = [
+    { bytes: "HTTP/1.1 2OO OK\r\n\r\n" },
+    { bytes: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok" },
+    { bytes: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", close: true },
+    { bytes: "", close: true },
+  ];
+  const receiver = await scriptedReceiver((n) => answers[n]!);
+  const client = createWebhookHttpClient({ resolver, trustedHosts: new Set(["receiver.test"]) }, CA);
+  try {
+    const reasons = [];
+    for (let i = 0; i < answers.length; i++) {
+      const o = await client.send(post(receiver.url("/hook")));
+      reasons.push(o.kind === "error" ? o.reason : o.status);
+    }
+    assert.deepEqual(reasons, [
+      'Network error: Invalid response: Invalid status line: "HTTP/1.1 2OO OK"',
+      "Network error: Invalid response: Invalid Content-Length",
+      "Network error: Invalid response: Body cut short",
+      "Network error: Connection closed before the response",
+    ]);
+    assert.equal(receiver.connections, 4);
+  } finally {
+    await client.close();
+    await receiver.close();
+  }
+});
+
+Deno.test("a header that would break the request's framing is refused before anything is sent", async () => {
+  const receiver = await scriptedReceiver(() => ({ bytes: OK }));
+  const client = createWebhookHttpClient({ resolver, trustedHosts: new Set(["receiver.test"]) }, CA);
+  try {
+    const injected = await client.send({ ...post(receiver.url("/hook")), headers: { "x-a": "1\r\nx-b: 2" } });
+    assert.deepEqual(injected.kind === "error" && injected.reason, "Invalid request: Invalid value of header x-a");
+    const named = await client.send({ ...post(receiver.url("/hook")), headers: { "x a": "1" } });
+    assert.deepEqual(named.kind === "error" && named.reason, 'Invalid request: Invalid header name: "x a"');
+    assert.equal(receiver.connections, 0);
+  } finally {
+    await client.close();
+    await receiver.close();
+  }
+});
+
+Deno.test("a closed client sends nothing and holds no connection", async () => {
+  const receiver = await scriptedReceiver(() => ({ bytes: OK }));
+  const client = createWebhookHttpClient({ resolver, trustedHosts: new Set(["receiver.test"]) }, CA);
+  try {
+    assert.equal((await client.send(post(receiver.url("/hook")))).kind, "response");
+    await client.close();
+    const after = await client.send(post(receiver.url("/hook")));
+    assert.deepEqual(after.kind === "error" && after.reason, "Stopped");
+    assert.equal(receiver.requests, 1);
+  } finally {
+    await client.close();
+    await receiver.close();
+  }
+});
+
+Deno.test("upstream behaviour that keeps the client's own connections: the tcp proxy transport sends an https request in plain text", async () => {
   // Deno.createHttpClient({ proxy: { transport: "tcp", hostname, port } }) would pin the connection
   // to a checked address, but it carries the request unencrypted (absolute URI, no TLS, so no
-  // certificate check against the URL's name). When this fails, see docs/workarounds.md: the
-  // transport may now replace the in-process SOCKS5 proxy.
+  // certificate check against the URL's name). When this fails, see docs/workarounds.md (section 4):
+  // fetch through the transport may now pin a connection.
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   let first = "";
   const serving = (async () => {
@@ -283,7 +335,7 @@ Deno.test("upstream behaviour that keeps the egress proxy: the tcp proxy transpo
   try {
     const outcome = await fetch("https://receiver.test/hook", { method: "POST", body: "{}", client }).then(
       async (res) => (await res.body?.cancel(), `answered ${res.status}`),
-      (err: unknown) => `failed: ${innerMessage(err)}`,
+      (err: unknown) => `failed: ${(err as Error).message}`,
     );
     assert.match(first, /^POST https:\/\/receiver\.test\/hook HTTP\/1\.1\r\n/, "the request head, in clear");
     assert.equal(outcome, "answered 204", "a plain-text answer is taken for an https URL");
