@@ -174,7 +174,7 @@ BEGIN
     SELECT c.id FROM hooks h CROSS JOIN LATERAL (
       SELECT d.id, d.run_at FROM deliveries d
       WHERE d.status = 'pending' AND d.webhook_id >= h.hook AND d.webhook_id <= h.hook AND d.run_at <= p_now
-        AND NOT (d.event_id = ANY(p_full_events)) AND NOT (d.id = ANY(p_locked))
+        AND NOT (d.event_id = ANY(p_full_events)) AND d.id NOT IN (SELECT unnest(p_locked))
       ORDER BY d.webhook_id, d.run_at, d.id LIMIT p_limit
     ) c
     WHERE h.hook IS NOT NULL AND NOT (h.hook = ANY(p_full_webhooks))
@@ -296,6 +296,11 @@ BEGIN
   -- the caller does not hold, until p_limit rows or after p_window rows
   -- besides the caller's, whatever the caps hold back. Read lazily, one row
   -- at a time.
+  -- The caller's attempts are looked up in a hash of them (NOT IN a
+  -- subquery), not compared one by one (= ANY of the array): it holds up to
+  -- RESERVE times its slots, and with 160 to 250 held, a claim took 1.47 to
+  -- 1.77 ms instead of 1.83 to 2.41 (a throwaway script of claim_cost.ts's
+  -- kind). No id is NULL, so NOT IN means "none of them".
   -- Both arrays from one pass over the same rows, in the scan's order.
   SELECT COALESCE(array_agg(h.id), '{}'), COALESCE(array_agg(h.webhook_id), '{}')
   INTO picked, picked_hooks
@@ -306,7 +311,7 @@ BEGIN
       ORDER BY d.run_at, d.id LIMIT p_window + cardinality(p_held)
     ) head
     WHERE NOT (head.event_id = ANY(full_events)) AND NOT (head.webhook_id = ANY(full_webhooks))
-      AND NOT (head.id = ANY(p_held))
+      AND head.id NOT IN (SELECT unnest(p_held))
     LIMIT p_limit) h;
 
   -- When the head filled the claim: the rows read that their webhook's cap,
