@@ -1,16 +1,40 @@
 /**
  * Pure signing and header building for deliveries: no I/O, so each rule has
- * a direct test. HMAC-SHA256 through node:crypto's `createHmac`, which signs
- * at once: Web Crypto's `sign` is an asynchronous operation answered on a
- * later turn of the event loop, and with two signatures per attempt the turns
- * of a busy loop made preparing an attempt take 4 ms on average in the
+ * a direct test. HMAC-SHA256 (RFC 2104) through node:crypto's hashes, which
+ * sign at once: Web Crypto's `sign` is an asynchronous operation answered on
+ * a later turn of the event loop, and with two signatures per attempt the
+ * turns of a busy loop made preparing an attempt take 4 ms on average in the
  * delivery benchmark (a profile of the stages of one attempt).
  */
 
-import { createHmac } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { standardWebhooksKey } from "../client/verify.ts";
 
 const encoder = new TextEncoder();
+/** SHA-256's block size, in bytes: the length of HMAC's padded key. */
+const BLOCK = 64;
+
+/**
+ * An HMAC-SHA256 key with its two padded blocks already hashed (RFC 2104's
+ * inner and outer hash states), which each signature copies: `createHmac`
+ * hashes both again for every message, and signing was a tenth of the
+ * delivery process's busy time while draining a backlog; 4.4 us against 7.7
+ * a signature of a 300-byte body (a throwaway script, 50,000 each).
+ */
+class HmacKey {
+  readonly #inner: Hash;
+  readonly #outer: Hash;
+  constructor(key: Uint8Array) {
+    const block = new Uint8Array(BLOCK);
+    block.set(key.byteLength > BLOCK ? createHash("sha256").update(key).digest() : key);
+    this.#inner = createHash("sha256").update(block.map((b) => b ^ 0x36));
+    this.#outer = createHash("sha256").update(block.map((b) => b ^ 0x5c));
+  }
+  sign(message: string): Uint8Array {
+    const inner = this.#inner.copy().update(message).digest();
+    return new Uint8Array(this.#outer.copy().update(inner).digest());
+  }
+}
 
 /**
  * A webhook's secret, imported (`importSigningKey`): the dispatcher keeps
@@ -20,24 +44,20 @@ const encoder = new TextEncoder();
  * reads them back, nor logs them: the object has no enumerable fields).
  */
 export class SigningSecret {
-  readonly #signatureKey: Uint8Array;
-  readonly #standardKey: Uint8Array;
+  readonly #signatureKey: HmacKey;
+  readonly #standardKey: HmacKey;
   constructor(signatureKey: Uint8Array, standardKey: Uint8Array) {
-    this.#signatureKey = signatureKey;
-    this.#standardKey = standardKey;
+    this.#signatureKey = new HmacKey(signatureKey);
+    this.#standardKey = new HmacKey(standardKey);
   }
   /** HMAC-SHA256 of `body` with the key of `X-Webhook-Signature`. */
   signBody(body: string): Uint8Array {
-    return hmac(this.#signatureKey, body);
+    return this.#signatureKey.sign(body);
   }
   /** HMAC-SHA256 of `message` with the key of the Standard Webhooks signature. */
   signStandard(message: string): Uint8Array {
-    return hmac(this.#standardKey, message);
+    return this.#standardKey.sign(message);
   }
-}
-
-function hmac(key: Uint8Array, message: string): Uint8Array {
-  return new Uint8Array(createHmac("sha256", key).update(message).digest());
 }
 
 /**

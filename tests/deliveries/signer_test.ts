@@ -147,3 +147,24 @@ Deno.test("two live secrets (a rotation's overlap): one v1 signature each, newes
   );
   assert.equal(headers["X-Webhook-Signature"], `sha256=${createHmac("sha256", newest).update(body).digest("hex")}`);
 });
+
+Deno.test("secrets of every length around SHA-256's 64-byte block sign as HMAC does, over one key many times", () => {
+  // The key's padded blocks are hashed once and copied for each message: a key longer than the block is hashed
+  // first (RFC 2104), and no signature may disturb the next. Checked against node's createHmac and standardwebhooks.
+  for (const length of [1, 24, 63, 64, 65, 128, 300]) {
+    const text = "k".repeat(length - 1) + String(length % 10);
+    const signing = key(text);
+    const verifier = new Webhook(`whsec_${new TextEncoder().encode(text).toBase64()}`);
+    for (const message of [body, "{}", JSON.stringify({ text: "é".repeat(100) }), body]) {
+      const expected = `sha256=${createHmac("sha256", text).update(message).digest("hex")}`;
+      assert.equal(signatureHeader(signing, message), expected, `${length} bytes`);
+      const timestamp = Math.floor(Date.now() / 1000);
+      const signature = standardSignature(signing, "evt_1", timestamp, message);
+      verifier.verify(message, {
+        "webhook-id": "evt_1",
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signature,
+      });
+    }
+  }
+});
