@@ -345,3 +345,26 @@ Deno.test("upstream behaviour that keeps the client's own connections: the tcp p
     await serving;
   }
 });
+
+Deno.test("an IP-literal URL: refused unless trusted, and TLS checks the certificate against the address", async () => {
+  const receiver = await startReceiver();
+  const strict = createWebhookHttpClient({ resolver, trustedHosts: new Set() }, CA);
+  const trusting = createWebhookHttpClient({ resolver, trustedHosts: new Set(["127.0.0.1"]) }, CA);
+  try {
+    const url = `https://127.0.0.1:${receiver.port}/hook`;
+    const refused = await strict.send(post(url));
+    assert.match(
+      refused.kind === "error" ? refused.reason : "",
+      /^Unsafe address refused: Unsafe host: .*127\.0\.0\.1/,
+    );
+    assert.equal(receiver.requests.length, 0);
+    // The test certificate names 127.0.0.1 among its addresses.
+    const allowed = await trusting.send(post(url));
+    assert.deepEqual(allowed.kind === "response" && allowed.status, 200);
+    assert.equal(receiver.requests[0]!.headers["host"], `127.0.0.1:${receiver.port}`);
+  } finally {
+    await strict.close();
+    await trusting.close();
+    await receiver.close();
+  }
+});
