@@ -173,8 +173,8 @@ export class ResponseReader {
   }
 
   /**
-   * The body as `f` frames it, or its first `limit` bytes and more when it is
-   * longer: `complete` says whether the whole body was read (then, unless it
+   * The body as `f` frames it, or its first `limit` bytes when it is longer:
+   * `complete` says whether the whole body was read (then, unless it
    * was framed by the connection's end, the connection may carry another
    * request). A body framed by the connection's end is read to it, or to
    * `limit`.
@@ -219,21 +219,10 @@ export class ResponseReader {
         }
         break;
       }
-      case "close": {
-        let total = 0;
-        while (true) {
-          if (this.#start === this.#end && !(await this.#fill())) break;
-          const k = Math.min(this.#end - this.#start, limit - total);
-          parts.push(this.#buf.slice(this.#start, this.#start + k));
-          this.#start += k;
-          total += k;
-          if (total >= limit) {
-            complete = false;
-            break;
-          }
-        }
+      case "close":
+        // Complete when the connection ends before `limit` bytes.
+        complete = !(await this.#take(limit, parts));
         break;
-      }
     }
     if (parts.length === 1) return { bytes: parts[0]!, complete };
     const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));

@@ -117,8 +117,6 @@ export class DeliveryQueue<S = unknown> {
   readonly #inFlight = new Map<string, repo.ClaimedDelivery>();
   /** Claimed attempts waiting for the caps to let their exchange start, in claim order; `go` starts it. */
   readonly #ready = new Map<string, { d: repo.ClaimedDelivery; go: (start: boolean) => void; at: number }>();
-  /** How many of #ready each account has. */
-  readonly #readyByAccount = new Map<string, number>();
   /** Attempts not finished yet, their result not committed: exchanges under way, and results being recorded. */
   readonly #unfinished = new Map<string, Promise<void>>();
   readonly #leases: LeaseKeeper;
@@ -178,8 +176,10 @@ export class DeliveryQueue<S = unknown> {
 
   /** The wake of an attempt of `accountId` that finished: later while the account has plenty reserved. */
   #wakeAfter(accountId: string): void {
-    const plenty = (this.#readyByAccount.get(accountId) ?? 0) >= this.#o.caps.perAccount;
-    this.#wake(plenty ? FULL_REFILL_DELAY_MS : REFILL_DELAY_MS);
+    const { perAccount } = this.#o.caps;
+    let reserved = 0;
+    for (const { d } of this.#ready.values()) if (d.accountId === accountId && ++reserved >= perAccount) break;
+    this.#wake(reserved >= perAccount ? FULL_REFILL_DELAY_MS : REFILL_DELAY_MS);
   }
 
   /**
@@ -210,7 +210,8 @@ export class DeliveryQueue<S = unknown> {
     this.#stopped = true;
     clearTimeout(this.#timer);
     // Reserved attempts are not started: pending in the database, another instance takes them once released below.
-    for (const id of [...this.#ready.keys()]) this.#unready(id)?.go(false);
+    for (const { go } of this.#ready.values()) go(false);
+    this.#ready.clear();
     await withTimeout(Promise.allSettled(this.#unfinished.values()), graceMs, () => []);
     // Whatever did not finish goes back to the queue for another instance (or
     // this one after a restart) instead of waiting for its lease to run out.
@@ -371,7 +372,7 @@ export class DeliveryQueue<S = unknown> {
       if ((events.get(d.eventId) ?? 0) >= perEvent || (webhooks.get(d.webhookId) ?? 0) >= perWebhook) continue;
       if (this.#paused.has(d.webhookId)) continue;
       if (held >= share(d.accountId, waiting.size + (waiting.has(d.accountId) ? 0 : 1))) continue;
-      this.#unready(id);
+      this.#ready.delete(id);
       // Not started: pending in the database, a claim takes it again once it is no longer unfinished here.
       if (now - at > RESERVE_WAIT_MS) {
         go(false);
@@ -392,7 +393,6 @@ export class DeliveryQueue<S = unknown> {
     let go: (start: boolean) => void = () => {};
     const started = new Promise<boolean>((resolve) => go = resolve);
     this.#ready.set(d.id, { d, go, at: performance.now() });
-    this.#readyByAccount.set(d.accountId, (this.#readyByAccount.get(d.accountId) ?? 0) + 1);
     // Every line logged for this attempt names it and its webhook.
     const run = withContext({ deliveryId: d.id, webhookId: d.webhookId }, async () => {
       // The exchange has ended: the caps no longer count it, room for another.
@@ -443,19 +443,8 @@ export class DeliveryQueue<S = unknown> {
     else this.#paused.delete(webhookId);
     for (const [id, { d, go }] of this.#ready) {
       if (d.webhookId !== webhookId) continue;
-      this.#unready(id);
+      this.#ready.delete(id);
       go(false);
     }
-  }
-
-  /** Takes a reserved attempt out of #ready (to start it, or leave it unsent); what it was, if it was there. */
-  #unready(id: string): { d: repo.ClaimedDelivery; go: (start: boolean) => void } | undefined {
-    const r = this.#ready.get(id);
-    if (!r) return undefined;
-    this.#ready.delete(id);
-    const left = (this.#readyByAccount.get(r.d.accountId) ?? 1) - 1;
-    if (left > 0) this.#readyByAccount.set(r.d.accountId, left);
-    else this.#readyByAccount.delete(r.d.accountId);
-    return r;
   }
 }
