@@ -151,11 +151,15 @@ async function deliveryThroughput(
 /**
  * Drains a backlog: the events are committed with their first attempt due an
  * hour later (the service sees nothing due), then all released in one
- * statement with a NOTIFY. The clock runs from the release to the last
- * receipt, so the figure is the delivery engine's own rate. In
- * `deliveryThroughput` the clock also covers this process committing the
- * events, which by itself takes about as long as delivering them. Returns
- * the delivery rate and the rate at which the events were committed.
+ * statement with a NOTIFY. The clock runs from the release's commit to the
+ * last receipt, as in the backlog scenario, so the figure is the delivery
+ * engine's own rate: before the commit nothing is due, and the release's
+ * statement (a new version of every row, about 0.2 s for 6,000) is this
+ * process's work. In `deliveryThroughput` the clock also covers this process
+ * committing the events, which by itself takes about as long as delivering
+ * them. Returns the delivery rate, the same with the release's statement in
+ * the clock (as this scenario counted it before), and the rate at which the
+ * events were committed.
  */
 async function backlogThroughput(
   db: TestDb,
@@ -163,15 +167,22 @@ async function backlogThroughput(
   accountId: string,
   events: number,
   fanout: number,
-): Promise<{ delivered: number; committed: number }> {
+): Promise<{ delivered: number; withRelease: number; releaseMs: number; committed: number }> {
   await receiver.reset();
   const emitStarted = performance.now();
   await queueBacklog(db, accountId, events);
   const committed = Math.round((events * fanout) / ((performance.now() - emitStarted) / 1000));
-  const started = performance.now();
+  const released = performance.now();
   await releaseBacklog(db);
+  const started = performance.now();
   await receiver.waitFor(events * fanout);
-  return { delivered: Math.round((events * fanout) / ((performance.now() - started) / 1000)), committed };
+  const ended = performance.now();
+  return {
+    delivered: Math.round((events * fanout) / ((ended - started) / 1000)),
+    withRelease: Math.round((events * fanout) / ((ended - released) / 1000)),
+    releaseMs: Math.round(started - released),
+    committed,
+  };
 }
 
 /** Commits `events` events in transactions of 100, their first attempts due an hour later. */
@@ -443,6 +454,14 @@ try {
     const limit = fetchAt[conc]!;
     const against = `fetch at ${conc}`;
     row("deliveries", "deliveries/s, backlog of 6,000 released at once", backlog.delivered, limit, ">= 0.50", against);
+    row(
+      "deliveries",
+      `the same with the release's statement (${backlog.releaseMs} ms) in the clock`,
+      backlog.withRelease,
+      limit,
+      "",
+      against,
+    );
     row("deliveries", "deliveries/s, events committed meanwhile", svc, limit, "absolute >= 1000/s", against);
     row("deliveries", "events' deliveries committed/s by the bench alone", backlog.committed);
     for (const c of concurrencies) {
@@ -466,6 +485,8 @@ try {
       stages,
       service: svc,
       backlog: backlog.delivered,
+      backlogWithRelease: backlog.withRelease,
+      releaseMs: backlog.releaseMs,
       committed: backlog.committed,
       fetch: limit,
       serviceConcurrency: conc,

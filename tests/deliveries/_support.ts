@@ -2,7 +2,7 @@
 import { getJson } from "../_helpers/app.ts";
 import type { TestDb } from "../_helpers/db.ts";
 import { type Harness, startHarness } from "../_helpers/harness.ts";
-import type { Db, Tx } from "../../src/db/client.ts";
+import type { Tx } from "../../src/db/client.ts";
 import type * as repo from "../../src/deliveries/repo.ts";
 
 /** A receiver and an app trusting `localhost` (queue not started: tests drive it), a pro user, jitter 0.5. */
@@ -49,33 +49,11 @@ export async function deliveryCount(f: { db: TestDb }): Promise<number> {
 }
 
 /**
- * Those of the pending attempts `ids` (oldest first) that fit the caps, with
- * what sending them needs, as a claim's second half returns them (their
- * events, webhooks and accounts read here, as the claim reads them)
- * (`deliveries_fit_caps`, src/deliveries/sql/claim.sql): nothing written.
- */
-export async function fitCaps(
-  db: Db,
-  ids: string[],
-  caps: repo.Caps,
-  now: Date,
-  leaseUntil: Date,
-): Promise<repo.ClaimedDelivery[]> {
-  return await db<repo.ClaimedDelivery[]>`
-    WITH rows AS (
-      SELECT u.id, u.n, d.event_id, d.webhook_id, w.account_id FROM unnest(${ids}::text[]) WITH ORDINALITY AS u(id, n)
-      JOIN deliveries d ON d.id = u.id JOIN webhooks w ON w.id = d.webhook_id
-    )
-    SELECT f.* FROM deliveries_fit_caps(
-      ARRAY(SELECT id FROM rows ORDER BY n), ARRAY(SELECT event_id FROM rows ORDER BY n),
-      ARRAY(SELECT webhook_id FROM rows ORDER BY n), ARRAY(SELECT account_id FROM rows ORDER BY n),
-      ${caps.perEvent}, ${caps.perWebhook}, ${caps.perAccount}, ${caps.slots}, ${now}, ${leaseUntil}) f`;
-}
-
-/**
  * Claims exactly the attempts `ids` for `worker` until `leaseUntil`, as a
  * claim would, caps aside: their accounts taken (`deliveries_take_accounts`),
- * the rows left pending.
+ * the rows left pending, and each read with what sending it needs, as the
+ * claim's last statement reads it (`deliveries_reserve`,
+ * src/deliveries/sql/claim.sql).
  */
 export async function claimExactly(
   f: DeliveryFixture,
@@ -83,8 +61,14 @@ export async function claimExactly(
   worker: string,
   leaseUntil: Date,
 ): Promise<repo.ClaimedDelivery[]> {
-  const noCaps = { perEvent: 1_000, perWebhook: 1_000, perAccount: 1_000, slots: 1_000_000 };
-  const claimed = await fitCaps(f.db.sql, ids, noCaps, f.clock.now(), leaseUntil);
+  const claimed = await f.db.sql<repo.ClaimedDelivery[]>`
+    SELECT d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type AS event_type, e.payload, w.url,
+      w.secret_ciphertext, ${leaseUntil}::timestamptz AS lease_until,
+      CASE WHEN w.previous_secret_expires_at > ${f.clock.now()} THEN w.previous_secret_ciphertext END
+        AS previous_secret_ciphertext
+    FROM unnest(${ids}::text[]) WITH ORDINALITY AS u(id, n)
+    JOIN deliveries d ON d.id = u.id JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+    WHERE d.status = 'pending' ORDER BY u.n`;
   const accounts = claimed.map((d) => d.accountId);
   await f.db.sql`SELECT deliveries_take_accounts(${accounts}::text[], ${worker}, ${f.clock.now()}, ${leaseUntil})`;
   return claimed;

@@ -1,7 +1,8 @@
--- The delivery claim: deliveries_take_accounts, deliveries_fit_caps,
--- deliveries_due_by_webhook and deliveries_reserve, one stored function call
--- per claim (see src/deliveries/repo.ts `claim`), and deliveries_claim, the
--- previous release's claim, kept for its instances during a rolling upgrade.
+-- The delivery claim: deliveries_take_accounts, deliveries_due_by_webhook
+-- and deliveries_reserve, one stored function call per claim (see
+-- src/deliveries/repo.ts `claim`, which counts the caps over what it
+-- returns), and deliveries_claim, an earlier release's claim, kept for its
+-- instances during a rolling upgrade.
 --
 -- Live SQL, not a migration: the migration runner applies this file at every
 -- start, after the numbered migrations and under the same lock, so a database
@@ -34,105 +35,16 @@ BEGIN
 END
 $$;
 
--- Those of the pending attempts `p_ids` (oldest first; with their events,
--- webhooks and accounts, as the claim read them) that fit every cap, counted
--- from the exchanges under way, with what sending them needs. Ranks are
--- counted per account first, then per webhook among the rows that fit their
--- account, then per event among the rows that fit both; a row a later cap
--- holds back may still have taken an earlier rank, so the caps are never
--- exceeded, at worst a little under-filled until the next claim. An account
--- may hold at most half of what the other accounts leave of the slots
--- (divided among the accounts of this claim and one more), and never more
--- than p_per_account.
---
--- The previous secret of a webhook comes back only while its overlap lasts
--- (previous_secret_expires_at after p_now): the attempt is signed with it
--- beside the current one (deliveries/dispatcher.ts `prepare`). The lease
--- that comes back is p_lease_until, the one the claim took the accounts
--- until.
---
--- It writes nothing: a claimed attempt stays pending in the table until its
--- result is recorded (deliveries_reserve says why). The marking function it
--- replaces (deliveries_mark_in_flight, both of its signatures) is dropped:
--- only deliveries_claim called it, and deliveries_claim now marks itself.
+-- The cap counting that deliveries_reserve did before it returned its rows
+-- (deliveries_fit_caps) is the caller's now (src/deliveries/caps.ts
+-- `fitCaps`), and deliveries_claim counts its own: the function is dropped,
+-- with the marking function it replaced before (deliveries_mark_in_flight,
+-- both of its signatures).
+DROP FUNCTION IF EXISTS deliveries_fit_caps(
+  text[], text[], text[], text[], int, int, int, int, timestamptz, timestamptz, text[], text[], text[]);
 DROP FUNCTION IF EXISTS deliveries_mark_in_flight(text[], int, int, int, int, timestamptz, text, timestamptz);
 DROP FUNCTION IF EXISTS deliveries_mark_in_flight(
   text[], int, int, int, int, timestamptz, text, timestamptz, text[], text[], text[]);
-CREATE OR REPLACE FUNCTION deliveries_fit_caps(
-  p_ids text[], p_event_ids text[], p_webhook_ids text[], p_account_ids text[],
-  p_per_event int, p_per_webhook int, p_per_account int, p_slots int,
-  p_now timestamptz, p_lease_until timestamptz,
-  p_flying_events text[] DEFAULT NULL, p_flying_webhooks text[] DEFAULT NULL, p_flying_accounts text[] DEFAULT NULL
-) RETURNS TABLE (
-  id text, event_id text, webhook_id text, account_id text, attempt int, event_type text, payload text,
-  url text, secret_ciphertext text, lease_until timestamptz, previous_secret_ciphertext text
-) LANGUAGE plpgsql
--- Index scans whatever the statistics say: deliveries_reserve, which the
--- service calls it from, sets enable_seqscan and enable_bitmapscan off, and a
--- function's settings hold for the functions it calls (tests that call it
--- alone get the planner's defaults: other plans, the same rows). A SET clause
--- here too cost every claim 0.2 to 0.4 ms of about 1.3 (400 claims of 12
--- rows, each rolled back). A queue table's statistics are always behind (a
--- backlog of thousands queued since the last ANALYZE, or a new table that
--- autovacuum has not analysed yet): with them the planner took the table for
--- a few rows and looked up the claimed ids with a sequential scan (8 to 14 ms
--- at 12,000 rows) or by reading the whole pending index. Every statement here
--- is meant to be index lookups of a few rows.
-AS $$
-#variable_conflict use_column
-BEGIN
-  RETURN QUERY
-  WITH due AS MATERIALIZED (
-    SELECT u.id, u.event_id, u.webhook_id, u.account_id, u.ord
-    FROM unnest(p_ids, p_event_ids, p_webhook_ids, p_account_ids) WITH ORDINALITY
-      AS u(id, event_id, webhook_id, account_id, ord)
-  ), flying AS MATERIALIZED (
-    -- What the caps count: the exchanges the caller has under way (p_flying_*:
-    -- the instance that holds the accounts, see deliveries_reserve), or, when
-    -- it passes none (deliveries_claim, the previous release's), every attempt
-    -- in flight over all instances (the lease index).
-    SELECT u.event_id, u.webhook_id, u.account_id
-    FROM unnest(p_flying_events, p_flying_webhooks, p_flying_accounts) AS u(event_id, webhook_id, account_id)
-    WHERE p_flying_events IS NOT NULL
-    UNION ALL
-    SELECT f.event_id, f.webhook_id, fw.account_id FROM deliveries f JOIN webhooks fw ON fw.id = f.webhook_id
-    WHERE p_flying_events IS NULL AND f.status = 'in_flight' AND f.lease_until > p_now
-  ), held AS (
-    SELECT fl.account_id, count(*) AS n FROM flying fl GROUP BY fl.account_id
-  ), shares AS (
-    SELECT a.account_id, COALESCE(h.n, 0) AS held, LEAST(p_per_account, GREATEST(1,
-      (p_slots - ((SELECT COALESCE(sum(n), 0)::int FROM held) - COALESCE(h.n, 0)))
-        / ((SELECT count(DISTINCT due.account_id) FROM due) + 1))) AS share
-    FROM (SELECT DISTINCT due.account_id FROM due) a LEFT JOIN held h ON h.account_id = a.account_id
-  ), fit_account AS (
-    SELECT due.*, s.share, row_number() OVER (PARTITION BY due.account_id ORDER BY due.ord) + s.held AS slot
-    FROM due JOIN shares s ON s.account_id = due.account_id
-  ), fit_webhook AS (
-    SELECT fa.id, fa.event_id, fa.webhook_id, fa.ord,
-      row_number() OVER (PARTITION BY fa.webhook_id ORDER BY fa.ord) + COALESCE(hw.n, 0) AS slot
-    FROM fit_account fa
-    LEFT JOIN (SELECT fl.webhook_id, count(*) AS n FROM flying fl GROUP BY fl.webhook_id) hw
-      ON hw.webhook_id = fa.webhook_id
-    WHERE fa.slot <= fa.share
-  ), fit_all AS (
-    SELECT fw.id, fw.ord, row_number() OVER (PARTITION BY fw.event_id ORDER BY fw.ord) + COALESCE(he.n, 0) AS slot
-    FROM fit_webhook fw
-    LEFT JOIN (SELECT fl.event_id, count(*) AS n FROM flying fl GROUP BY fl.event_id) he ON he.event_id = fw.event_id
-    WHERE fw.slot <= p_per_webhook
-  )
-  SELECT d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type, e.payload,
-    w.url, w.secret_ciphertext, p_lease_until,
-    CASE WHEN w.previous_secret_expires_at > p_now THEN w.previous_secret_ciphertext END
-  -- By primary key, the status tested on the row found: with `status = 'pending'` in the scan the planner could
-  -- read the whole pending index to find these few rows (4 to 15 ms). OFFSET 0 keeps the test outside (no
-  -- qualifier is pushed into a subquery with an OFFSET).
-  FROM fit_all c
-  CROSS JOIN LATERAL (SELECT x.* FROM deliveries x WHERE x.id = c.id OFFSET 0) d
-  JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
-  WHERE c.slot <= p_per_event AND d.status = 'pending'
-  ORDER BY c.ord;
-END
-$$;
 
 -- The claim's way past a head of the queue that the caps hold back
 -- (deliveries_reserve): a skip scan of the webhooks with pending attempts, one
@@ -184,12 +96,12 @@ $$;
 
 -- One claim: reads up to p_limit due attempts that can be sent now, those
 -- of p_held excepted (the caller's attempts not finished yet), cancels those
--- whose webhook was disabled since they were queued, and returns those that
--- fit the caps, then one last row with id NULL that counts the rows the caps
--- held back and the cancelled ones (the queue claims again soon when
--- something was held back), and tells when the earliest hold ends of the
--- webhooks with due attempts that a receiver's Retry-After holds (NULL when
--- none).
+-- whose webhook was disabled since they were queued, and returns the others
+-- with what sending them needs, oldest first, then one last row with id NULL
+-- that counts the rows held back and the cancelled ones (the queue claims
+-- again soon when something was held back), and tells when the earliest
+-- hold ends of the webhooks with due attempts that a receiver's Retry-After
+-- holds (NULL when none).
 --
 -- It marks nothing: what it returns stays pending in the table. One instance
 -- at a time sends an account's attempts (delivery_owners, migration 0018):
@@ -209,9 +121,17 @@ $$;
 -- renews the account leases (deliveries/repo.ts `renewLeases`), so the log
 -- shows what hangs.
 --
--- The caller counts the caps from its own exchanges under way (p_flying_*:
+-- The caps are counted from the caller's exchanges under way (p_flying_*:
 -- one entry each, the event, webhook and account), and a slot is free once
--- its exchange ends, while the result is still being recorded.
+-- its exchange ends, while the result is still being recorded. Here they
+-- only choose what to read: the events, webhooks and accounts at their caps
+-- are skipped. Within the rows read, the caller counts them
+-- (src/deliveries/caps.ts `fitCaps`) and leaves the rows over a cap pending.
+-- Counted here (per account, then webhook, then event, with window
+-- functions), they took about half of a claim's time in PostgreSQL: 2.2 to
+-- 2.7 ms of about 5 for some 50 rows, while draining (pg_stat_statements).
+-- The previous release's queue counts its caps over what it sends too: it
+-- gets more rows reserved, never more exchanges.
 --
 -- A held webhook (hold_until after p_now) is skipped as one at its cap is:
 -- none of its attempts is read or sent, whatever their run_at, until the
@@ -226,8 +146,16 @@ CREATE OR REPLACE FUNCTION deliveries_reserve(
   url text, secret_ciphertext text, lease_until timestamptz, previous_secret_ciphertext text, held_back int,
   cancelled int, held_until timestamptz
 ) LANGUAGE plpgsql
--- Index scans whatever the statistics say (see deliveries_fit_caps), here
--- and in the functions this one calls.
+-- Index scans whatever the statistics say, here and in the functions this
+-- one calls (a function's settings hold for the functions it calls). A queue
+-- table's statistics are always behind (a backlog of thousands queued since
+-- the last ANALYZE, or a new table that autovacuum has not analysed yet):
+-- with them the planner took the table for a few rows and looked up the
+-- claimed ids with a sequential scan (8 to 14 ms at 12,000 rows) or by
+-- reading the whole pending index. Every statement here is meant to be
+-- index lookups of a few rows. A SET clause on a called function as well
+-- cost every claim 0.2 to 0.4 ms of about 1.3 (400 claims of 12 rows, each
+-- rolled back).
 SET enable_seqscan = off
 SET enable_bitmapscan = off
 -- Each statement here and in the functions this one calls planned once per
@@ -246,8 +174,6 @@ DECLARE
   candidates text[];
   picked text[];
   picked_hooks text[];
-  picked_events text[];
-  picked_accounts text[];
   not_owned int;
   inactive text[];
   claimed int;
@@ -256,8 +182,8 @@ DECLARE
 BEGIN
   -- What is in flight is small (bounded by every instance's concurrency), so
   -- counting it per event, webhook and account costs little. An account is
-  -- full here at half of what the others leave, the most deliveries_fit_caps allows.
-  -- The same set as deliveries_fit_caps counts.
+  -- full here at half of what the others leave, the most the caller's count
+  -- allows (caps.ts `fitCaps`).
   WITH flying AS MATERIALIZED (
     SELECT u.event_id, u.webhook_id, u.account_id
     FROM unnest(p_flying_events, p_flying_webhooks, p_flying_accounts) AS u(event_id, webhook_id, account_id)
@@ -357,20 +283,29 @@ BEGIN
     ORDER BY d.run_at, d.id OFFSET p_window LIMIT 1
   ) THEN
     candidates := deliveries_due_by_webhook(p_now, p_limit, full_events, full_webhooks || filled, picked || p_held);
-    picked := picked || candidates[1:p_limit - cardinality(picked) + over];
+    candidates := candidates[1:p_limit - cardinality(picked) + over];
+    picked := picked || candidates;
+    -- Their webhooks, as the head's rows have theirs from the scan.
+    picked_hooks := picked_hooks || ARRAY(
+      SELECT d.webhook_id FROM unnest(candidates) WITH ORDINALITY AS c(id, n) JOIN deliveries d ON d.id = c.id
+      ORDER BY c.n);
   END IF;
 
   inactive := '{}';
   claimed := 0;
   not_owned := 0;
   IF cardinality(picked) > 0 THEN
-    -- Each row read once, in its order: its event, webhook and account, and
-    -- whether its webhook is active; the accounts taken (or kept), and the
-    -- rows of those it holds kept.
+    -- Each row's account, and whether its webhook is active, from its
+    -- webhook (read with the row's id: a row's webhook never changes), in
+    -- the rows' order: the accounts taken (or kept), and the rows of those it
+    -- holds kept. Reading each row by its id here too, this statement took
+    -- 0.95 ms a claim of about 50 rows against 0.46 (pg_stat_statements
+    -- while draining, side by side). What sending them needs is read after the
+    -- accounts are taken, by the next statement, whose snapshot sees a
+    -- result that the account's previous holder recorded meanwhile.
     WITH rows AS MATERIALIZED (
-      SELECT u.l, u.n, d.event_id, d.webhook_id, w.account_id, w.active
-      FROM unnest(picked) WITH ORDINALITY AS u(l, n)
-      JOIN deliveries d ON d.id = u.l JOIN webhooks w ON w.id = d.webhook_id
+      SELECT u.l, u.n, w.account_id, w.active
+      FROM unnest(picked, picked_hooks) WITH ORDINALITY AS u(l, h, n) JOIN webhooks w ON w.id = u.h
     ), owned AS MATERIALIZED (
       SELECT deliveries_take_accounts(ARRAY(SELECT r.account_id FROM rows r), p_worker, p_now, p_lease_until) AS a
     ), mine AS MATERIALIZED (
@@ -378,12 +313,9 @@ BEGIN
     )
     SELECT
       ARRAY(SELECT m.l FROM mine m WHERE m.active ORDER BY m.n),
-      ARRAY(SELECT m.event_id FROM mine m WHERE m.active ORDER BY m.n),
-      ARRAY(SELECT m.webhook_id FROM mine m WHERE m.active ORDER BY m.n),
-      ARRAY(SELECT m.account_id FROM mine m WHERE m.active ORDER BY m.n),
       ARRAY(SELECT m.l FROM mine m WHERE NOT m.active),
       (SELECT count(*) FROM rows)::int - (SELECT count(*) FROM mine)::int
-    INTO picked, picked_events, picked_hooks, picked_accounts, inactive, not_owned;
+    INTO picked, inactive, not_owned;
 
     -- Those of webhooks disabled since they were queued: cancelled, never sent.
     IF cardinality(inactive) > 0 THEN
@@ -393,9 +325,21 @@ BEGIN
 
   -- Nothing read (everything due held back, or nothing due): straight to the count.
   IF cardinality(picked) > 0 THEN
-    RETURN QUERY SELECT m.*, NULL::int, NULL::int, NULL::timestamptz FROM deliveries_fit_caps(
-      picked, picked_events, picked_hooks, picked_accounts, p_per_event, p_per_webhook, p_per_account, p_slots, p_now,
-      p_lease_until, p_flying_events, p_flying_webhooks, p_flying_accounts) m;
+    -- The previous secret of a webhook comes back only while its overlap
+    -- lasts (previous_secret_expires_at after p_now): the attempt is signed
+    -- with it beside the current one (deliveries/dispatcher.ts `prepare`).
+    RETURN QUERY SELECT d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type, e.payload,
+      w.url, w.secret_ciphertext, p_lease_until,
+      CASE WHEN w.previous_secret_expires_at > p_now THEN w.previous_secret_ciphertext END,
+      NULL::int, NULL::int, NULL::timestamptz
+    -- By primary key, the status tested on the row found: with `status = 'pending'` in the scan the planner could
+    -- read the whole pending index to find these few rows (4 to 15 ms). OFFSET 0 keeps the test outside (no
+    -- qualifier is pushed into a subquery with an OFFSET).
+    FROM unnest(picked) WITH ORDINALITY AS u(l, n)
+    CROSS JOIN LATERAL (SELECT x.* FROM deliveries x WHERE x.id = u.l OFFSET 0) d
+    JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+    WHERE d.status = 'pending'
+    ORDER BY u.n;
     GET DIAGNOSTICS claimed = ROW_COUNT;
   END IF;
   RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::text, NULL::int, NULL::text, NULL::text,
@@ -404,15 +348,16 @@ BEGIN
 END
 $$;
 
--- The previous release's claim, for its instances during a rolling upgrade
--- (they call it by position, with nine arguments or twelve, and read the
--- columns they know by name): deliveries_reserve, then the rows it returns
--- marked in flight under p_worker's lease, as that release expects (it holds
--- nothing in memory that a later claim should pass over, and records only
--- attempts in flight under its name). A row another writer changed since
--- the read (cancelled, or recorded) is not marked, nor returned. The
--- signature before the flying exchanges is dropped: a nine-argument call
--- reaches this one through the defaults.
+-- The claim of the releases before deliveries_reserve, for their instances
+-- during a rolling upgrade (they call it by position, with nine arguments or
+-- twelve, and read the columns they know by name): deliveries_reserve, those
+-- of its rows that fit the caps, counted as those releases count them, and
+-- those marked in flight under p_worker's lease, as they expect (they hold
+-- nothing in memory that a later claim should pass over, count the caps only
+-- here, and record only attempts in flight under their name). A row another
+-- writer changed since the read (cancelled, or recorded) is not marked, nor
+-- returned. The signature before the flying exchanges is dropped: a
+-- nine-argument call reaches this one through the defaults.
 DROP FUNCTION IF EXISTS deliveries_claim(timestamptz, int, int, int, int, int, text, timestamptz, int);
 DROP FUNCTION IF EXISTS deliveries_claim(
   timestamptz, int, int, int, int, int, text, timestamptz, int, text[], text[], text[]);
@@ -433,13 +378,61 @@ AS $$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY WITH r AS MATERIALIZED (
-    SELECT * FROM deliveries_reserve(p_now, p_limit, p_per_event, p_per_webhook, p_per_account, p_slots, p_worker,
-      p_lease_until, p_window, p_flying_events, p_flying_webhooks, p_flying_accounts, '{}'::text[])
+    SELECT x.*, row_number() OVER () AS ord
+    FROM deliveries_reserve(p_now, p_limit, p_per_event, p_per_webhook, p_per_account, p_slots, p_worker,
+      p_lease_until, p_window, p_flying_events, p_flying_webhooks, p_flying_accounts, '{}'::text[]) x
+  ), due AS MATERIALIZED (
+    SELECT r.id, r.event_id, r.webhook_id, r.account_id, r.ord FROM r WHERE r.id IS NOT NULL
+  ), flying AS MATERIALIZED (
+    -- What the caps count, as deliveries_reserve counts it: the exchanges the
+    -- caller passes, or, when it passes none, every attempt in flight over
+    -- all instances (the lease index).
+    SELECT u.event_id, u.webhook_id, u.account_id
+    FROM unnest(p_flying_events, p_flying_webhooks, p_flying_accounts) AS u(event_id, webhook_id, account_id)
+    WHERE p_flying_events IS NOT NULL
+    UNION ALL
+    SELECT f.event_id, f.webhook_id, fw.account_id FROM deliveries f JOIN webhooks fw ON fw.id = f.webhook_id
+    WHERE p_flying_events IS NULL AND f.status = 'in_flight' AND f.lease_until > p_now
+  ), held AS (
+    SELECT fl.account_id, count(*) AS n FROM flying fl GROUP BY fl.account_id
+  ), shares AS (
+    -- An account may hold at most half of what the other accounts leave of
+    -- the slots (divided among the accounts of this claim and one more),
+    -- and never more than p_per_account.
+    SELECT a.account_id, COALESCE(h.n, 0) AS held, LEAST(p_per_account, GREATEST(1,
+      (p_slots - ((SELECT COALESCE(sum(n), 0)::int FROM held) - COALESCE(h.n, 0)))
+        / ((SELECT count(DISTINCT due.account_id) FROM due) + 1))) AS share
+    FROM (SELECT DISTINCT due.account_id FROM due) a LEFT JOIN held h ON h.account_id = a.account_id
+  ), fit_account AS (
+    -- Ranked per account first, then per webhook among the rows that fit
+    -- their account, then per event among the rows that fit both.
+    SELECT due.*, s.share, row_number() OVER (PARTITION BY due.account_id ORDER BY due.ord) + s.held AS slot
+    FROM due JOIN shares s ON s.account_id = due.account_id
+  ), fit_webhook AS (
+    SELECT fa.id, fa.event_id, fa.webhook_id, fa.ord,
+      row_number() OVER (PARTITION BY fa.webhook_id ORDER BY fa.ord) + COALESCE(hw.n, 0) AS slot
+    FROM fit_account fa
+    LEFT JOIN (SELECT fl.webhook_id, count(*) AS n FROM flying fl GROUP BY fl.webhook_id) hw
+      ON hw.webhook_id = fa.webhook_id
+    WHERE fa.slot <= fa.share
+  ), fit AS MATERIALIZED (
+    SELECT c.id FROM (
+      SELECT fw.id, row_number() OVER (PARTITION BY fw.event_id ORDER BY fw.ord) + COALESCE(he.n, 0) AS slot
+      FROM fit_webhook fw
+      LEFT JOIN (SELECT fl.event_id, count(*) AS n FROM flying fl GROUP BY fl.event_id) he
+        ON he.event_id = fw.event_id
+      WHERE fw.slot <= p_per_webhook
+    ) c WHERE c.slot <= p_per_event
   ), marked AS (
     UPDATE deliveries d SET status = 'in_flight', claimed_by = p_worker, lease_until = p_lease_until, url = r.url
-    FROM r WHERE d.id = r.id AND d.status = 'pending'
+    FROM r WHERE d.id = r.id AND d.id IN (SELECT fit.id FROM fit) AND d.status = 'pending'
     RETURNING d.id
   )
-  SELECT r.* FROM r WHERE r.id IS NULL OR r.id IN (SELECT m.id FROM marked m);
+  SELECT r.id, r.event_id, r.webhook_id, r.account_id, r.attempt, r.event_type, r.payload, r.url,
+    r.secret_ciphertext, r.lease_until, r.previous_secret_ciphertext,
+    -- The rows the caps held back here too.
+    r.held_back + ((SELECT count(*) FROM due) - (SELECT count(*) FROM fit))::int, r.cancelled, r.held_until
+  FROM r WHERE r.id IS NULL OR r.id IN (SELECT m.id FROM marked m)
+  ORDER BY r.ord;
 END
 $$;
