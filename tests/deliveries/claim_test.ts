@@ -134,6 +134,27 @@ Deno.test("a claim of the previous release, which passes no exchanges, counts ev
   }
 });
 
+Deno.test("a claim of the previous release counts its caps itself: per webhook and per account within one claim", async () => {
+  const f = await deliveryFixture();
+  try {
+    const hooks: string[] = [];
+    for (let i = 0; i < 2; i++) hooks.push(await createWebhook(f.app, f.user, f.receiver.url(`/q${i}`)));
+    for (let i = 0; i < 30; i++) await emitInboxCreated(f);
+    const now = f.clock.now();
+    const lease = new Date(now.getTime() + 60_000);
+    // Caps of 3 per event, 16 per webhook, 20 per account, 100 slots (an account alone gets half: 50).
+    const rows = await f.db.sql<{ id: string | null; webhookId: string | null; heldBack: number | null }[]>`
+      SELECT id, webhook_id, held_back FROM deliveries_claim(${now}, 64, 3, 16, 20, 100, 'old', ${lease}, ${repo.DUE_WINDOW})`;
+    const claimed = rows.filter((r) => r.id !== null);
+    assert.equal(claimed.length, 20, "the account's cap");
+    for (const [hook, n] of Map.groupBy(claimed, (r) => r.webhookId)) assert.ok(n.length <= 16, `${hook}: ${n.length}`);
+    assert.equal(rows.at(-1)!.heldBack, 40, "the 60 due, less the 20 taken");
+    assert.deepEqual(await statuses(f), { in_flight: 20, pending: 40 }, "what it returns is marked, and only that");
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("both caps in one claim: per webhook first, then per event", async () => {
   const f = await deliveryFixture();
   try {
