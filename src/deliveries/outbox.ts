@@ -104,7 +104,7 @@ export function createOutbox(deps: { sql: Sql; hub: Pick<NotificationHub, "publi
   };
   return {
     async transaction(work) {
-      let flushed: Flushed[] = [];
+      let flushing: Promise<Flushed[]> | undefined;
       // postgres.js types the result of begin() apart from `work`'s; it is what `work` returned.
       const result = await deps.sql.begin(async (tx) => {
         // Events wait in memory until `work` is done: written last, they take their place in their accounts'
@@ -116,10 +116,16 @@ export function createOutbox(deps: { sql: Sql; hub: Pick<NotificationHub, "publi
           return Promise.resolve(event.id);
         };
         const out = await work(tx, emit);
-        if (pending.length > 0) flushed = await tx<Flushed[]>`${flush(tx, pending)}`;
+        // Sent, not awaited: COMMIT follows it on the connection at once, so the accounts' locks are held for
+        // the server's time alone, not also for a round trip to this process and back. Those locks order each
+        // account's events, one transaction at a time, so their hold sets how many events one account can
+        // commit: 547 to 572 a second against 478 to 510 when COMMIT waited for the answer (16 emitters of one
+        // account, one event to ten webhooks each, four rounds each way alternately, a throwaway script). Should
+        // the statement fail, PostgreSQL answers that COMMIT with a rollback, and its error is thrown below.
+        if (pending.length > 0) flushing = tx<Flushed[]>`${flush(tx, pending)}`.execute();
         return out;
       }) as Awaited<ReturnType<typeof work>>;
-      publish(flushed);
+      publish(flushing ? await flushing : []);
       return result;
     },
     async statement<R extends object>(change: StatementChange) {

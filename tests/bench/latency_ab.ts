@@ -9,8 +9,10 @@
  * (default 10) to the receiver; each round commits `--rate` events a second
  * (default 200, one per transaction, from this process) for `--seconds`
  * (default 5) on each tree in turn, then waits for every delivery. Printed per
- * round: the commit-to-receipt p50/p95/p99 (the receiver's clock minus the
- * event's `createdAt`), the stage table (delivery_stages.ts), the CPU of the
+ * round: the emit-to-receipt p50/p95/p99 (the receiver's clock minus the
+ * event's `createdAt`, stamped as it is emitted, before its commit), the
+ * events' own emit-to-commit p50/p95 (one account's events commit one after
+ * the other: its lock is held to the commit), the stage table (delivery_stages.ts), the CPU of the
  * service and of PostgreSQL (all of the server's processes) while it ran, and
  * /proc/loadavg; then each tree's p95 of every round.
  */
@@ -65,13 +67,15 @@ async function flow(tree: Tree) {
   const [s0, p0] = [procCpu(tree.service.pid)!.ticks, postgresTicks()];
   const total = RATE * SECONDS;
   const started = performance.now();
-  const commits: Promise<unknown>[] = [];
+  // Each event's own time from its emit to its commit, before any attempt of it exists.
+  const committing: Promise<number>[] = [];
   for (let i = 0; i < total; i++) {
     const wait = started + (i * 1000) / RATE - performance.now();
     if (wait > 0) await sleep(wait);
-    commits.push(commitInboxEvents(tree.db.sql, tree.accountId, 1, 1));
+    const emitted = performance.now();
+    committing.push(commitInboxEvents(tree.db.sql, tree.accountId, 1, 1).then(() => performance.now() - emitted));
   }
-  await Promise.all(commits);
+  const commits = (await Promise.all(committing)).sort((a, b) => a - b);
   const deadline = Date.now() + 120_000;
   while ((await receiverJson("/count")).count < total * FANOUT) {
     if (Date.now() > deadline) throw new Error(`${tree.name}: the receiver got too few deliveries`);
@@ -83,6 +87,7 @@ async function flow(tree: Tree) {
   const sorted = ((await receiverJson("/stats")).latencies as number[]).sort((a, b) => a - b);
   return {
     p: [50, 95, 99].map((q) => percentile(sorted, q)) as [number, number, number],
+    commit: [50, 95].map((q) => Math.round(percentile(commits, q))),
     stages,
     serviceCores: (s1 - s0) / CLK_TCK / seconds,
     postgresCores: postgresTicksUsed(p0, p1) / CLK_TCK / seconds,
@@ -103,9 +108,9 @@ try {
       p95s[t.name]!.push(r.p[1]);
       const s = r.stages;
       console.log(
-        `round ${round} ${t.name.padEnd(6)} p50/p95/p99 ${
-          r.p.join("/")
-        } ms | exchange ${s.exchangeMs} record ${s.recordMs} claim ${s.claimMs} ms / ${s.rowsPerClaim} rows, busy ${s.busySlots} | cores svc ${
+        `round ${round} ${t.name.padEnd(6)} p50/p95/p99 ${r.p.join("/")} ms (emit -> commit p50/p95 ${
+          r.commit.join("/")
+        }) | exchange ${s.exchangeMs} record ${s.recordMs} claim ${s.claimMs} ms / ${s.rowsPerClaim} rows, busy ${s.busySlots} | cores svc ${
           r.serviceCores.toFixed(2)
         } pg ${r.postgresCores.toFixed(2)}; load ${r.load}`,
       );
