@@ -8,12 +8,12 @@
  * Each round drains a backlog of 6,000 (2,000 events x 3 webhooks of one
  * account, released at once, timed from the release's commit; `--fanout=1`:
  * one webhook, whose cap of 16 binds before the account's share) on each
- * tree's service in turn, then runs plain
- * fetch at the service's concurrency for one account (32). Printed per round
- * and as medians: deliveries/s and its ratio to that round's fetch, the stage
- * table (exchange, record, claim), the slots busy with an exchange, and the
- * CPU of the service, PostgreSQL (all of the server's processes: it is shared)
- * and the receiver while draining, with /proc/loadavg. `--cpu-prof` writes
+ * tree's service in turn, then runs plain fetch at the service's concurrency
+ * for one account (32). Printed per round and as medians: deliveries/s and
+ * its ratio to that round's fetch, the stage table (exchange, record, claim),
+ * the slots busy with an exchange, and the CPU of the service, PostgreSQL
+ * (all of the server's processes: it is shared) and the receiver while
+ * draining, with /proc/loadavg. `--cpu-prof` writes
  * V8 profiles of both services to tests/bench/.cache/prof-<tree>/.
  */
 import { createTestDb, type TestDb } from "../_helpers/db.ts";
