@@ -29,6 +29,22 @@ async function claim(
   return (await repo.claim(f.db.sql, now, limit, CAPS, worker, lease, flying, held.map((d) => d.id))).claimed;
 }
 
+/**
+ * A claim as the releases before `deliveries_reserve` make it: `deliveries_claim`
+ * by position, with their nine arguments, for worker "old"; every row, the
+ * last one the count.
+ */
+async function previousReleaseClaim(
+  f: DeliveryFixture,
+  caps: repo.Caps,
+): Promise<{ id: string | null; webhookId: string | null; heldBack: number | null }[]> {
+  const now = f.clock.now();
+  const lease = new Date(now.getTime() + 60_000);
+  return await f.db.sql`
+    SELECT id, webhook_id, held_back FROM deliveries_claim(${now}, 64, ${caps.perEvent}, ${caps.perWebhook},
+      ${caps.perAccount}, ${caps.slots}, 'old', ${lease}, ${repo.DUE_WINDOW})`;
+}
+
 async function statuses(f: DeliveryFixture): Promise<Record<string, number>> {
   const rows = await f.db.sql<{ status: string; n: number }[]>`
     SELECT status, count(*)::int AS n FROM deliveries GROUP BY status`;
@@ -120,12 +136,7 @@ Deno.test("a claim of the previous release, which passes no exchanges, counts ev
   try {
     for (let i = 0; i < 10; i++) await createWebhook(f.app, f.user, f.receiver.url(`/p${i}`));
     await emitInboxCreated(f);
-    const now = f.clock.now();
-    const lease = new Date(now.getTime() + 60_000);
-    // The nine arguments the previous release passes, by position.
-    const previous = () =>
-      f.db.sql<{ id: string | null }[]>`
-        SELECT id FROM deliveries_claim(${now}, 64, 3, 16, 64, 128, 'old', ${lease}, ${repo.DUE_WINDOW})`;
+    const previous = () => previousReleaseClaim(f, CAPS);
     assert.equal((await previous()).filter((r) => r.id !== null).length, 3);
     assert.equal((await previous()).filter((r) => r.id !== null).length, 0, "the 3 in the database still count");
     assert.equal((await claim(f, "w2")).length, 0, "and the account is the old instance's");
@@ -137,14 +148,10 @@ Deno.test("a claim of the previous release, which passes no exchanges, counts ev
 Deno.test("a claim of the previous release counts its caps itself: per webhook and per account within one claim", async () => {
   const f = await deliveryFixture();
   try {
-    const hooks: string[] = [];
-    for (let i = 0; i < 2; i++) hooks.push(await createWebhook(f.app, f.user, f.receiver.url(`/q${i}`)));
+    for (let i = 0; i < 2; i++) await createWebhook(f.app, f.user, f.receiver.url(`/q${i}`));
     for (let i = 0; i < 30; i++) await emitInboxCreated(f);
-    const now = f.clock.now();
-    const lease = new Date(now.getTime() + 60_000);
-    // Caps of 3 per event, 16 per webhook, 20 per account, 100 slots (an account alone gets half: 50).
-    const rows = await f.db.sql<{ id: string | null; webhookId: string | null; heldBack: number | null }[]>`
-      SELECT id, webhook_id, held_back FROM deliveries_claim(${now}, 64, 3, 16, 20, 100, 'old', ${lease}, ${repo.DUE_WINDOW})`;
+    // 20 per account binds before the account's share of 100 slots (half: 50).
+    const rows = await previousReleaseClaim(f, { perEvent: 3, perWebhook: 16, perAccount: 20, slots: 100 });
     const claimed = rows.filter((r) => r.id !== null);
     assert.equal(claimed.length, 20, "the account's cap");
     for (const [hook, n] of Map.groupBy(claimed, (r) => r.webhookId)) assert.ok(n.length <= 16, `${hook}: ${n.length}`);

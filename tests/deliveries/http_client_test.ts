@@ -5,7 +5,11 @@
  * signed by the test CA), and to a scripted one that answers with raw bytes.
  */
 import assert from "node:assert/strict";
-import { createWebhookHttpClient, type OutgoingRequest } from "../../src/deliveries/http_client.ts";
+import {
+  createWebhookHttpClient,
+  type OutgoingRequest,
+  type WebhookHttpClient,
+} from "../../src/deliveries/http_client.ts";
 import { type ReceiverReply, startReceiver } from "../_helpers/receiver.ts";
 import { staticResolver } from "../_helpers/resolver.ts";
 
@@ -207,11 +211,24 @@ async function scriptedReceiver(
 
 const OK = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
-Deno.test("connections are kept and reused, and one the receiver closed while idle is replaced without a failure", async () => {
-  // The second answer on each connection closes it, as a receiver ending an idle keep-alive connection would.
-  const receiver = await scriptedReceiver((_n, onConnection) => ({ bytes: OK, close: onConnection === 1 }));
+/** Runs `test` against a scripted receiver answering with `answer`, and a client that trusts its name; closes both. */
+async function withScripted(
+  answer: Parameters<typeof scriptedReceiver>[0],
+  test: (receiver: Awaited<ReturnType<typeof scriptedReceiver>>, client: WebhookHttpClient) => Promise<void>,
+): Promise<void> {
+  const receiver = await scriptedReceiver(answer);
   const client = createWebhookHttpClient({ resolver, trustedHosts: new Set(["receiver.test"]) }, CA);
   try {
+    await test(receiver, client);
+  } finally {
+    await client.close();
+    await receiver.close();
+  }
+}
+
+Deno.test("connections are kept and reused, and one the receiver closed while idle is replaced without a failure", async () => {
+  // The second answer on each connection closes it, as a receiver ending an idle keep-alive connection would.
+  await withScripted((_n, onConnection) => ({ bytes: OK, close: onConnection === 1 }), async (receiver, client) => {
     const statuses = [];
     for (let i = 0; i < 4; i++) {
       const outcome = await client.send(post(receiver.url("/hook")));
@@ -223,10 +240,7 @@ Deno.test("connections are kept and reused, and one the receiver closed while id
     // Two answers per connection: the third send found its connection closed and went on a new one.
     assert.equal(receiver.connections, 2);
     assert.equal(receiver.requests, 4);
-  } finally {
-    await client.close();
-    await receiver.close();
-  }
+  });
 });
 
 Deno.test("chunked bodies, interim 1xx answers and bodies that end with the connection are read", async () => {
@@ -236,9 +250,7 @@ Deno.test("chunked bodies, interim 1xx answers and bodies that end with the conn
     "HTTP/1.1 204 No Content\r\nRetry-After: 5\r\n\r\n",
     "HTTP/1.1 202 Accepted\r\n\r\nread until the end",
   ];
-  const receiver = await scriptedReceiver((n) => ({ bytes: answers[n]!, close: n === 2 }));
-  const client = createWebhookHttpClient({ resolver, trustedHosts: new Set(["receiver.test"]) }, CA);
-  try {
+  await withScripted((n) => ({ bytes: answers[n]!, close: n === 2 }), async (receiver, client) => {
     const got = [];
     for (let i = 0; i < 3; i++) {
       const o = await client.send(post(receiver.url("/hook")));
@@ -246,10 +258,7 @@ Deno.test("chunked bodies, interim 1xx answers and bodies that end with the conn
     }
     assert.deepEqual(got, [[201, "abcde", undefined], [204, "", "5"], [202, "read until the end", undefined]]);
     assert.equal(receiver.connections, 1, "the chunked and the empty answers left the connection usable");
-  } finally {
-    await client.close();
-    await receiver.close();
-  }
+  });
 });
 
 Deno.test("an answer HTTP/1.1 does not allow, or none, is a network error and its connection is not used again", async () => {
@@ -259,9 +268,7 @@ Deno.test("an answer HTTP/1.1 does not allow, or none, is a network error and it
     { bytes: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", close: true },
     { bytes: "", close: true },
   ];
-  const receiver = await scriptedReceiver((n) => answers[n]!);
-  const client = createWebhookHttpClient({ resolver, trustedHosts: new Set(["receiver.test"]) }, CA);
-  try {
+  await withScripted((n) => answers[n]!, async (receiver, client) => {
     const reasons = [];
     for (let i = 0; i < answers.length; i++) {
       const o = await client.send(post(receiver.url("/hook")));
@@ -274,40 +281,27 @@ Deno.test("an answer HTTP/1.1 does not allow, or none, is a network error and it
       "Network error: Connection closed before the response",
     ]);
     assert.equal(receiver.connections, 4);
-  } finally {
-    await client.close();
-    await receiver.close();
-  }
+  });
 });
 
 Deno.test("a header that would break the request's framing is refused before anything is sent", async () => {
-  const receiver = await scriptedReceiver(() => ({ bytes: OK }));
-  const client = createWebhookHttpClient({ resolver, trustedHosts: new Set(["receiver.test"]) }, CA);
-  try {
+  await withScripted(() => ({ bytes: OK }), async (receiver, client) => {
     const injected = await client.send({ ...post(receiver.url("/hook")), headers: { "x-a": "1\r\nx-b: 2" } });
     assert.deepEqual(injected.kind === "error" && injected.reason, "Invalid request: Invalid value of header x-a");
     const named = await client.send({ ...post(receiver.url("/hook")), headers: { "x a": "1" } });
     assert.deepEqual(named.kind === "error" && named.reason, 'Invalid request: Invalid header name: "x a"');
     assert.equal(receiver.connections, 0);
-  } finally {
-    await client.close();
-    await receiver.close();
-  }
+  });
 });
 
 Deno.test("a closed client sends nothing and holds no connection", async () => {
-  const receiver = await scriptedReceiver(() => ({ bytes: OK }));
-  const client = createWebhookHttpClient({ resolver, trustedHosts: new Set(["receiver.test"]) }, CA);
-  try {
+  await withScripted(() => ({ bytes: OK }), async (receiver, client) => {
     assert.equal((await client.send(post(receiver.url("/hook")))).kind, "response");
     await client.close();
     const after = await client.send(post(receiver.url("/hook")));
     assert.deepEqual(after.kind === "error" && after.reason, "Stopped");
     assert.equal(receiver.requests, 1);
-  } finally {
-    await client.close();
-    await receiver.close();
-  }
+  });
 });
 
 Deno.test("upstream behaviour that keeps the client's own connections: the tcp proxy transport sends an https request in plain text", async () => {
