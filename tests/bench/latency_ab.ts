@@ -7,23 +7,26 @@
  *
  * Each tree's service gets an account of its own with `--fanout` webhooks
  * (default 10) to the receiver; each round commits `--rate` events a second
- * (default 200, one per transaction, from this process) for `--seconds`
+ * (default 200, one per transaction, from this process, through the tree's own
+ * outbox: `tests/_helpers/events.ts` of that tree) for `--seconds`
  * (default 5) on each tree in turn, then waits for every delivery. Printed per
  * round: the emit-to-receipt p50/p95/p99 (the receiver's clock minus the
  * event's `createdAt`, stamped as it is emitted, before its commit), the
  * events' own emit-to-commit p50/p95 (one account's events commit one after
- * the other: its lock is held to the commit), the stage table (delivery_stages.ts), the CPU of the
- * service and of PostgreSQL (all of the server's processes) while it ran, and
- * /proc/loadavg; then each tree's p95 of every round.
+ * the other: its lock is held to the commit), the stage table
+ * (delivery_stages.ts), the CPU of the service, of PostgreSQL (all of the
+ * server's processes), of the receiver and of this process while it ran, how
+ * busy the whole machine was (/proc/stat), and /proc/loadavg; then each
+ * tree's p95 of every round.
  */
 import { createTestDb, type TestDb } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
 import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
-import { commitInboxEvents } from "../_helpers/events.ts";
+import type { commitInboxEvents } from "../_helpers/events.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { stageMetrics, stageTable } from "./delivery_stages.ts";
-import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
+import { CLK_TCK, machineTicks, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
 import { percentile } from "./stats.ts";
 import { ROOT, spawnReady, startTree, treeAt, type TreeService } from "./trees.ts";
 
@@ -46,6 +49,8 @@ interface Tree {
   service: TreeService;
   db: TestDb;
   accountId: string;
+  /** The tree's own outbox commits its events: the time an account's events wait on each other is the tree's. */
+  emit: typeof commitInboxEvents;
 }
 
 async function startLatencyTree(name: string, root: URL, db: TestDb): Promise<Tree> {
@@ -56,7 +61,19 @@ async function startLatencyTree(name: string, root: URL, db: TestDb): Promise<Tr
   for (let i = 0; i < FANOUT; i++) {
     await createWebhook(api, acc, `https://localhost:${port}/h${i}`, ["inbox.created"], "bench-secret-0123456789");
   }
-  return { name, service, db, accountId: acc.id };
+  const { commitInboxEvents } = await import(new URL("tests/_helpers/events.ts", root).href);
+  return { name, service, db, accountId: acc.id, emit: commitInboxEvents };
+}
+
+/** The CPU ticks so far of the tree's service, PostgreSQL, the receiver, this process and the machine. */
+function cpuNow(tree: Tree) {
+  return {
+    service: procCpu(tree.service.pid)!.ticks,
+    postgres: postgresTicks(),
+    receiver: procCpu(receiver.pid)!.ticks,
+    bench: procCpu(Deno.pid)!.ticks,
+    machine: machineTicks(),
+  };
 }
 
 /** One steady flow on `tree`'s service, until every delivery arrived. */
@@ -64,7 +81,7 @@ async function flow(tree: Tree) {
   await (await fetch(`http://127.0.0.1:${control}/reset?delayMs=0`, { method: "POST" })).text();
   const m0 = await stageMetrics(tree.service.url);
   const load = Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
-  const [s0, p0] = [procCpu(tree.service.pid)!.ticks, postgresTicks()];
+  const cpu0 = cpuNow(tree);
   const total = RATE * SECONDS;
   const started = performance.now();
   // Each event's own time from its emit to its commit, before any attempt of it exists.
@@ -73,7 +90,7 @@ async function flow(tree: Tree) {
     const wait = started + (i * 1000) / RATE - performance.now();
     if (wait > 0) await sleep(wait);
     const emitted = performance.now();
-    committing.push(commitInboxEvents(tree.db.sql, tree.accountId, 1, 1).then(() => performance.now() - emitted));
+    committing.push(tree.emit(tree.db.sql, tree.accountId, 1, 1).then(() => performance.now() - emitted));
   }
   const commits = (await Promise.all(committing)).sort((a, b) => a - b);
   const deadline = Date.now() + 120_000;
@@ -82,15 +99,19 @@ async function flow(tree: Tree) {
     await sleep(10);
   }
   const seconds = (performance.now() - started) / 1000;
-  const [s1, p1] = [procCpu(tree.service.pid)!.ticks, postgresTicks()];
+  const cpu1 = cpuNow(tree);
   const stages = stageTable(m0, await stageMetrics(tree.service.url), seconds);
   const sorted = ((await receiverJson("/stats")).latencies as number[]).sort((a, b) => a - b);
   return {
     p: [50, 95, 99].map((q) => percentile(sorted, q)) as [number, number, number],
     commit: [50, 95].map((q) => Math.round(percentile(commits, q))),
     stages,
-    serviceCores: (s1 - s0) / CLK_TCK / seconds,
-    postgresCores: postgresTicksUsed(p0, p1) / CLK_TCK / seconds,
+    serviceCores: (cpu1.service - cpu0.service) / CLK_TCK / seconds,
+    postgresCores: postgresTicksUsed(cpu0.postgres, cpu1.postgres) / CLK_TCK / seconds,
+    receiverCores: (cpu1.receiver - cpu0.receiver) / CLK_TCK / seconds,
+    benchCores: (cpu1.bench - cpu0.bench) / CLK_TCK / seconds,
+    // Of all the cores: how much of the machine was busy, whatever with.
+    machineBusy: (cpu1.machine.busy - cpu0.machine.busy) / (cpu1.machine.total - cpu0.machine.total),
     load,
   };
 }
@@ -112,7 +133,9 @@ try {
           r.commit.join("/")
         }) | exchange ${s.exchangeMs} record ${s.recordMs} claim ${s.claimMs} ms / ${s.rowsPerClaim} rows, busy ${s.busySlots} | cores svc ${
           r.serviceCores.toFixed(2)
-        } pg ${r.postgresCores.toFixed(2)}; load ${r.load}`,
+        } pg ${r.postgresCores.toFixed(2)} receiver ${r.receiverCores.toFixed(2)} bench ${
+          r.benchCores.toFixed(2)
+        }, machine ${Math.round(r.machineBusy * 100)} % busy of ${navigator.hardwareConcurrency}; load ${r.load}`,
       );
     }
   }

@@ -40,3 +40,12 @@ export function postgresTicksUsed(before: Map<string, number>, after: Map<string
   for (const [pid, ticks] of after) used += ticks - (before.get(pid) ?? 0);
   return used;
 }
+
+/** The machine's CPU ticks so far (/proc/stat, all cores): busy (neither idle nor waiting for I/O) and in all. */
+export function machineTicks(): { busy: number; total: number } {
+  const line = Deno.readTextFileSync("/proc/stat").split("\n")[0]!;
+  // cpu user nice system idle iowait irq softirq steal ...
+  const t = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = t.reduce((a, b) => a + b, 0);
+  return { busy: total - t[3]! - t[4]!, total };
+}

@@ -282,3 +282,39 @@ for (const cap of ["webhook", "account"] as const) {
     }
   });
 }
+
+Deno.test("a claim keeps an account it holds with half a lease left without a write, renews a shorter one, and returns the account's lease", async () => {
+  const f = await deliveryFixture();
+  try {
+    await createWebhook(f.app, f.user, f.receiver.url("/keep"));
+    for (let i = 0; i < 3; i++) await emitInboxCreated(f);
+    const lease = async () =>
+      (await f.db.sql<{ until: Date; version: string }[]>`
+        SELECT lease_until AS until, xmin::text AS version FROM delivery_owners WHERE account_id = ${f.user.id}`)[0]!;
+    const at = (now: Date, ms: number) => new Date(now.getTime() + ms);
+    const claimAt = async (leaseMs: number, held: readonly repo.ClaimedDelivery[]) => {
+      const now = f.clock.now();
+      return (await repo.claim(f.db.sql, now, 1, CAPS, "w1", at(now, leaseMs), held, held.map((d) => d.id))).claimed;
+    };
+    const [first] = await claimAt(2_000, []);
+    const taken = await lease();
+    assert.equal(first!.leaseUntil.getTime(), taken.until.getTime(), "a new holder's lease, as written");
+
+    // Half of the lease asked for or more is left: the row is not written, and the attempt gets the lease it has.
+    f.clock.advance(900);
+    const [second] = await claimAt(2_000, [first!]);
+    assert.ok(second && second.id !== first!.id);
+    assert.deepEqual(await lease(), taken, "no new version of the account's row");
+    assert.equal(second.leaseUntil.getTime(), taken.until.getTime());
+
+    // Less than half is left: renewed as before.
+    f.clock.advance(200);
+    const [third] = await claimAt(2_000, [first!, second]);
+    const renewed = await lease();
+    assert.notEqual(renewed.version, taken.version);
+    assert.equal(renewed.until.getTime(), f.clock.now().getTime() + 2_000);
+    assert.equal(third!.leaseUntil.getTime(), renewed.until.getTime());
+  } finally {
+    await f.close();
+  }
+});
