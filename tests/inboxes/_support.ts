@@ -4,7 +4,7 @@
  * allowed to reach, and request helpers.
  */
 import assert from "node:assert/strict";
-import type { TestApp, User } from "../_helpers/app.ts";
+import type { Api, TestApp, User } from "../_helpers/app.ts";
 import { type Harness, withService } from "../_helpers/harness.ts";
 import { body, expectError, type Json } from "../_helpers/expect.ts";
 
@@ -26,13 +26,13 @@ export function withInboxes(
 }
 
 /** POST /api/inboxes with the user's session. */
-export function createInboxRaw(app: TestApp, user: User, json: unknown): Promise<Response> {
+export function createInboxRaw(app: Api, user: User, json: unknown): Promise<Response> {
   return app.request("/api/inboxes", { method: "POST", json, cookie: user.cookie });
 }
 
 /** Creates an inbox that must succeed; returns the 201 body. */
 export async function createInbox(
-  app: TestApp,
+  app: Api,
   user: User,
   json: Json = {},
 ): Promise<{ id: string; address: string; createdAt: string; expiresAt: string }> {
