@@ -179,6 +179,7 @@ DECLARE
   claimed int;
   over int;
   filled text[] := '{}';
+  lease timestamptz;
 BEGIN
   -- What is in flight is small (bounded by every instance's concurrency), so
   -- counting it per event, webhook and account costs little. An account is
@@ -307,18 +308,22 @@ BEGIN
     -- An account this worker holds with at least half of a lease left is
     -- kept as it is, with no write: while an instance sends, its heartbeat
     -- renews its leases every 500 ms (lease_keeper.ts), and the rows return
-    -- the lease the account has. So a claim of accounts held already, the
+    -- the shortest lease of the accounts kept (conservative: never a lease
+    -- longer than the account's; one value, where a join to each row's
+    -- account took 0.96 ms a claim of 48 rows against 0.92). So a claim of accounts held already, the
     -- common one while sending, writes nothing, and its commit waits for no
     -- WAL flush: with a lease written at every claim, claims spent about as
     -- long waiting for that flush as running (pg_stat_activity sampled while
     -- 2,000 deliveries/s went out). Side by side at 100 events/s to 10
     -- webhooks (tests/bench/latency_ab.ts, 6 rounds), p95 32.5 ms against
-    -- 36.5 (medians), p50 7 against 8.
+    -- 36.5 (medians), p50 7 against 8. A claim that takes its account pays
+    -- for the look: 0.79 ms a claim of 48 rows against 0.77, 1 row 0.55
+    -- against 0.49 (claims rolled back, as tests/bench/claim_cost.ts runs them).
     WITH rows AS MATERIALIZED (
       SELECT u.l, u.n, w.account_id, w.active
       FROM unnest(picked, picked_hooks) WITH ORDINALITY AS u(l, h, n) JOIN webhooks w ON w.id = u.h
     ), kept AS MATERIALIZED (
-      SELECT o.account_id AS a FROM delivery_owners o
+      SELECT o.account_id AS a, o.lease_until AS until FROM delivery_owners o
       WHERE o.account_id IN (SELECT r.account_id FROM rows r) AND o.worker = p_worker
         AND o.lease_until >= p_now + (p_lease_until - p_now) / 2
     ), owned AS MATERIALIZED (
@@ -333,8 +338,9 @@ BEGIN
     SELECT
       ARRAY(SELECT m.l FROM mine m WHERE m.active ORDER BY m.n),
       ARRAY(SELECT m.l FROM mine m WHERE NOT m.active),
-      (SELECT count(*) FROM rows)::int - (SELECT count(*) FROM mine)::int
-    INTO picked, inactive, not_owned;
+      (SELECT count(*) FROM rows)::int - (SELECT count(*) FROM mine)::int,
+      LEAST(p_lease_until, (SELECT min(k.until) FROM kept k))
+    INTO picked, inactive, not_owned, lease;
 
     -- Those of webhooks disabled since they were queued: cancelled, never sent.
     IF cardinality(inactive) > 0 THEN
@@ -348,7 +354,7 @@ BEGIN
     -- lasts (previous_secret_expires_at after p_now): the attempt is signed
     -- with it beside the current one (deliveries/dispatcher.ts `prepare`).
     RETURN QUERY SELECT d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type, e.payload,
-      w.url, w.secret_ciphertext, o.lease_until,
+      w.url, w.secret_ciphertext, lease,
       CASE WHEN w.previous_secret_expires_at > p_now THEN w.previous_secret_ciphertext END,
       NULL::int, NULL::int, NULL::timestamptz
     -- By primary key, the status tested on the row found: with `status = 'pending'` in the scan the planner could
@@ -357,7 +363,6 @@ BEGIN
     FROM unnest(picked) WITH ORDINALITY AS u(l, n)
     CROSS JOIN LATERAL (SELECT x.* FROM deliveries x WHERE x.id = u.l OFFSET 0) d
     JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
-    JOIN delivery_owners o ON o.account_id = w.account_id
     WHERE d.status = 'pending'
     ORDER BY u.n;
     GET DIAGNOSTICS claimed = ROW_COUNT;
