@@ -43,13 +43,24 @@ export interface ServiceProcess {
   stdout(): Promise<string>;
 }
 
-/** The `start` task's command line, so the direct form cannot drift from it. */
-const START_ARGS: string[] = (() => {
-  const config = JSON.parse(Deno.readTextFileSync(new URL("deno.json", ROOT)));
-  const words = String(config.tasks.start).trim().split(/\s+/);
-  if (words[0] !== "deno") throw new Error("the start task no longer begins with deno");
-  return words.slice(1);
-})();
+/**
+ * A `start` task's command line (`[NAME=value ...] deno <args>`), as the
+ * environment it sets and the arguments of `deno`, from a deno.json's text.
+ */
+export function startCommand(denoJson: string): { env: Record<string, string>; args: string[] } {
+  const words = String(JSON.parse(denoJson).tasks.start).trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? "")) {
+    const [name, ...value] = words.shift()!.split("=");
+    env[name!] = value.join("=");
+  }
+  if (words[0] !== "deno") throw new Error("the start task no longer runs deno");
+  return { env, args: words.slice(1) };
+}
+
+/** The `start` task's command, so the direct form cannot drift from it. */
+const START = startCommand(Deno.readTextFileSync(new URL("deno.json", ROOT)));
+const START_ARGS = START.args;
 
 /**
  * Starts the service with `env` and waits until /healthz answers. By default
@@ -68,6 +79,7 @@ export async function startService(
     args: opts.viaTask ? ["task", "--quiet", "start"] : START_ARGS,
     cwd: opts.cwd ?? ROOT,
     env: {
+      ...START.env,
       PORT: String(port),
       HOST: "127.0.0.1",
       SMTP_PORT: String(freePort()),
@@ -154,7 +166,14 @@ export async function runServiceToExit(
   const child = new Deno.Command("deno", {
     args: opts.sharedNodeModules ? [run!, "--node-modules-dir=manual", ...flags] : START_ARGS,
     cwd: ROOT,
-    env: { PORT: String(freePort()), HOST: "127.0.0.1", SMTP_PORT: String(freePort()), LOG_LEVEL: "info", ...env },
+    env: {
+      ...START.env,
+      PORT: String(freePort()),
+      HOST: "127.0.0.1",
+      SMTP_PORT: String(freePort()),
+      LOG_LEVEL: "info",
+      ...env,
+    },
     stdout: "piped",
     stderr: "piped",
   }).spawn();

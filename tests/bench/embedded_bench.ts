@@ -1,9 +1,9 @@
 /**
  * The `embedded` scenario of `deno task bench`: the memory of the service on
  * its embedded database as a new user meets it. Each tree's `start` task
- * command (its own deno.json: same flags as `deno task start`) runs with an
- * empty temporary DATA_DIR, no DATABASE_URL and free ports; the process's
- * RSS (with any process it starts, summed) is sampled every 100 ms from
+ * command (its own deno.json: the flags and environment of `deno task
+ * start`) runs with an empty temporary DATA_DIR, no DATABASE_URL and free
+ * ports; the process's RSS (with any process it starts, summed) is sampled every 100 ms from
  * /proc. Measured: the first start's peak (the larger of the samples and the
  * kernel's VmHWM), its RSS 30 s after /healthz answered; then SIGTERM and a
  * second start on the same DATA_DIR, its RSS 30 s after it answered. The same
@@ -12,6 +12,7 @@
  */
 import { freePort } from "../_helpers/ports.ts";
 import { statusKb } from "../_helpers/proc_status.ts";
+import { startCommand } from "../_helpers/process.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { ROOT, treeAt } from "./trees.ts";
 
@@ -65,12 +66,9 @@ function treeRssMiB(pid: number): number {
   return processTree(pid).reduce((sum, p) => sum + statusKb(p, "VmRSS"), 0) / 1024;
 }
 
-/** The `start` task of the tree at `root`, as the arguments of `deno`. */
-async function startArgs(root: URL): Promise<string[]> {
-  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", root)));
-  const words = String(config.tasks.start).trim().split(/\s+/);
-  if (words[0] !== "deno") throw new Error(`${root.pathname}: the start task does not begin with deno`);
-  return words.slice(1);
+/** The `start` task of the tree at `root`: the environment it sets and the arguments of `deno`. */
+async function startOf(root: URL): Promise<{ env: Record<string, string>; args: string[] }> {
+  return startCommand(await Deno.readTextFile(new URL("deno.json", root)));
 }
 
 /** The environment of a user's shell without any of the service's settings but these. */
@@ -91,10 +89,11 @@ function userEnv(dataDir: string): Record<string, string> {
 
 /** Starts the tree's service on `dataDir`, samples it until 30 s after it answers, then stops it with SIGTERM. */
 async function oneStart(root: URL, dataDir: string): Promise<StartFigures> {
-  const env = userEnv(dataDir);
+  const start = await startOf(root);
+  const env = { ...start.env, ...userEnv(dataDir) };
   const started = performance.now();
   const child = new Deno.Command("deno", {
-    args: await startArgs(root),
+    args: start.args,
     cwd: root,
     env,
     clearEnv: true,
