@@ -3,12 +3,12 @@
  * its embedded database as a new user meets it. Each tree's `start` task
  * command (its own deno.json: the flags and environment of `deno task
  * start`) runs with an empty temporary DATA_DIR, no DATABASE_URL and free
- * ports; the process's RSS (with any process it starts, summed) is sampled every 100 ms from
- * /proc. Measured: the first start's peak (the larger of the samples and the
- * kernel's VmHWM), its RSS 30 s after /healthz answered; then SIGTERM and a
- * second start on the same DATA_DIR, its RSS 30 s after it answered. The same
- * for the tree at `BEFORE_EMBEDDED` (unpacked with `git archive`), side by
- * side in one run.
+ * ports; the process's RSS (with any process it starts, summed) is sampled
+ * every 100 ms from /proc. Measured: the first start's peak (the larger of
+ * the samples and the kernel's VmHWM), its RSS 30 s after /healthz answered;
+ * then SIGTERM and a second start on the same DATA_DIR, its RSS 30 s after it
+ * answered. The same for the tree at `BEFORE_EMBEDDED` (unpacked with `git
+ * archive`), side by side in one run.
  */
 import { freePort } from "../_helpers/ports.ts";
 import { statusKb } from "../_helpers/proc_status.ts";
