@@ -71,8 +71,24 @@ const START_ARGS = START.args;
  */
 export async function startService(
   env: Record<string, string>,
-  opts: { viaTask?: boolean; timeoutMs?: number; cwd?: string | URL; stdout?: boolean } = {},
+  opts: StartOptions = {},
 ): Promise<ServiceProcess> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await startServiceOnce(env, opts);
+    } catch (err) {
+      // A port freePort found free can be taken before the service binds it (the ephemeral port of another
+      // process's outgoing connection: seen once in CI). The service refuses to start, and another port is tried.
+      const taken = /is already in use/.test(String(err)) && env.PORT === undefined && env.SMTP_PORT === undefined;
+      if (!taken || attempt === 3) throw err;
+    }
+  }
+}
+
+/** How `startService` runs the service. */
+type StartOptions = { viaTask?: boolean; timeoutMs?: number; cwd?: string | URL; stdout?: boolean };
+
+async function startServiceOnce(env: Record<string, string>, opts: StartOptions): Promise<ServiceProcess> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const port = freePort();
   const child = new Deno.Command("deno", {
