@@ -1,4 +1,4 @@
-/** A process's memory as Linux reports it in /proc/<pid>/status. */
+/** A process as Linux reports it in /proc: its memory (/proc/<pid>/status) and the processes it started. */
 
 /** VmRSS (resident now) or VmHWM (the most it was resident), in kB; 0 once the process is gone. */
 export function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
@@ -9,4 +9,18 @@ export function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
     if (err instanceof Deno.errors.NotFound) return 0;
     throw err;
   }
+}
+
+/** The processes `pid` started (its threads' children), none once it is gone. */
+export function childPids(pid: number): number[] {
+  const out: number[] = [];
+  try {
+    for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
+      const children = Deno.readTextFileSync(`/proc/${pid}/task/${task.name}/children`).trim();
+      if (children !== "") out.push(...children.split(/\s+/).map(Number));
+    }
+  } catch {
+    // Gone meanwhile (ENOENT or ESRCH, whichever /proc answers).
+  }
+  return out;
 }

@@ -11,7 +11,7 @@
  * archive`), side by side in one run.
  */
 import { freePort } from "../_helpers/ports.ts";
-import { statusKb } from "../_helpers/proc_status.ts";
+import { childPids, statusKb } from "../_helpers/proc_status.ts";
 import { startCommand } from "../_helpers/process.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { ROOT, treeAt } from "./trees.ts";
@@ -48,16 +48,7 @@ type Row = (
 /** `pid` and the processes it started, and theirs. */
 function processTree(pid: number): number[] {
   const out = [pid];
-  for (let i = 0; i < out.length; i++) {
-    try {
-      for (const task of Deno.readDirSync(`/proc/${out[i]}/task`)) {
-        const children = Deno.readTextFileSync(`/proc/${out[i]}/task/${task.name}/children`).trim();
-        if (children !== "") out.push(...children.split(/\s+/).map(Number));
-      }
-    } catch {
-      // Gone meanwhile.
-    }
-  }
+  for (let i = 0; i < out.length; i++) out.push(...childPids(out[i]!));
   return out;
 }
 

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { TEST_DATABASE_URL } from "../_helpers/db.ts";
+import { childPids } from "../_helpers/proc_status.ts";
 import { runServiceToExit, startService } from "../_helpers/process.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -32,15 +33,10 @@ async function login(url: string, email: string): Promise<number> {
 
 /** The environment of `pid`'s child processes (the service that `deno task` started), one map each. */
 function childrenEnv(pid: number): Map<string, string>[] {
-  const out: Map<string, string>[] = [];
-  for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
-    for (const child of Deno.readTextFileSync(`/proc/${pid}/task/${task.name}/children`).trim().split(/\s+/)) {
-      if (child === "") continue;
-      const vars = Deno.readTextFileSync(`/proc/${child}/environ`).split("\0").filter((v) => v !== "");
-      out.push(new Map(vars.map((v) => [v.slice(0, v.indexOf("=")), v.slice(v.indexOf("=") + 1)])));
-    }
-  }
-  return out;
+  return childPids(pid).map((child) => {
+    const vars = Deno.readTextFileSync(`/proc/${child}/environ`).split("\0").filter((v) => v !== "");
+    return new Map(vars.map((v) => [v.slice(0, v.indexOf("=")), v.slice(v.indexOf("=") + 1)]));
+  });
 }
 
 Deno.test("deno task start on the embedded database: serves, stops on SIGTERM, keeps data", async () => {
