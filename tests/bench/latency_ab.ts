@@ -27,7 +27,7 @@ import { freePort } from "../_helpers/ports.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { stageMetrics, stageTable } from "./delivery_stages.ts";
 import { CLK_TCK, machineTicks, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
-import { percentile } from "./stats.ts";
+import { percentile, steadily } from "./stats.ts";
 import { ROOT, spawnReady, startTree, treeAt, type TreeService } from "./trees.ts";
 
 const option = (name: string, fallback: number) =>
@@ -85,14 +85,7 @@ async function flow(tree: Tree) {
   const total = RATE * SECONDS;
   const started = performance.now();
   // Each event's own time from its emit to its commit, before any attempt of it exists.
-  const committing: Promise<number>[] = [];
-  for (let i = 0; i < total; i++) {
-    const wait = started + (i * 1000) / RATE - performance.now();
-    if (wait > 0) await sleep(wait);
-    const emitted = performance.now();
-    committing.push(tree.emit(tree.db.sql, tree.accountId, 1, 1).then(() => performance.now() - emitted));
-  }
-  const commits = (await Promise.all(committing)).sort((a, b) => a - b);
+  const commits = await steadily(total, RATE, () => tree.emit(tree.db.sql, tree.accountId, 1, 1));
   const deadline = Date.now() + 120_000;
   while ((await receiverJson("/count")).count < total * FANOUT) {
     if (Date.now() > deadline) throw new Error(`${tree.name}: the receiver got too few deliveries`);

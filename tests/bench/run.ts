@@ -49,7 +49,7 @@ import { apiScenario, BEFORE_API } from "./api_bench.ts";
 import { BEFORE_BATCHED, CACHE, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
 import { type SessionLoad, smtpSessionLoad } from "./smtp_tls_load.ts";
 import { selfSignedCertificate } from "../../src/smtp/tls.ts";
-import { percentile } from "./stats.ts";
+import { percentile, steadily } from "./stats.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const only = new Set(Deno.args);
@@ -506,18 +506,9 @@ try {
       const seconds = 5;
       const total = rate * seconds;
       const fanout = target.webhooks.length;
-      const started = performance.now();
       // Each event's own time from its emit to its commit, before any attempt of it exists: one account's events
       // commit one after the other (its lock is held to the commit, src/events/repo.ts).
-      const committing: Promise<number>[] = [];
-      for (let i = 0; i < total; i++) {
-        const due = started + (i * 1000) / rate;
-        const wait = due - performance.now();
-        if (wait > 0) await sleep(wait);
-        const emitted = performance.now();
-        committing.push(emitBurst(db, target.id, 1, 1).then(() => performance.now() - emitted));
-      }
-      const commits = (await Promise.all(committing)).sort((a, b) => a - b);
+      const commits = await steadily(total, rate, () => emitBurst(db, target.id, 1, 1));
       await receiver.waitFor(total * fanout, 60_000);
       const sorted = (await receiver.stats()).latencies.sort((a, b) => a - b);
       const [p50, p95, p99] = [percentile(sorted, 50), percentile(sorted, 95), percentile(sorted, 99)];
