@@ -78,11 +78,16 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
  * used stays resident: a reopened data directory idled at 280 MiB RSS (PGlite
  * alone, no service) with 128 MB and at 150-160 MiB with 1-16 MB; the whole
  * service, 30 s after a later start, at 359 MiB with 128 MB, 163 MiB with
- * 16 MB and 155 MiB with 8 MB (with the start task's flags). 8 MB (1,024
- * pages) holds the catalog and a small service's hot rows; a page outside
- * them is read from the host's page cache through a file read.
+ * 16 MB and 155 MiB with 8 MB (with the start task's flags). A first start
+ * creates every table and dirties a buffer for each, so it fills the pool
+ * that a later start leaves partly untouched: 30 s after a first start the
+ * service held 149-152 MiB with 8 MB, 147-148 with 4 MB, 143-144 with 2 MB
+ * and 142-144 with 1 MB (a later start 142-144, 138-139, 137-140, 136).
+ * A page outside the pool is read from the host's page cache through a file
+ * read: 1,500 mails of 20 kB into one inbox, then lists and reads of them,
+ * took the same time with 2 MB as with 8 MB, within the run-to-run spread.
  */
-export const EMBEDDED_SHARED_BUFFERS = "8MB";
+export const EMBEDDED_SHARED_BUFFERS = "2MB";
 
 /** On a first start (no `pgdata` yet), makes it from the shipped template rather than by PGlite's initdb. */
 async function firstStartFromTemplate(pgdata: string): Promise<void> {

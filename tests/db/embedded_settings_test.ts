@@ -12,7 +12,7 @@ Deno.test("embedded: the server runs with EMBEDDED_SHARED_BUFFERS over postgresq
   try {
     const db = await openDatabase({ databaseUrl: undefined, dataDir });
     try {
-      assert.equal(EMBEDDED_SHARED_BUFFERS, "8MB");
+      assert.equal(EMBEDDED_SHARED_BUFFERS, "2MB");
       const [row] = await db.sql<{ sharedBuffers: string }[]>`SHOW shared_buffers`;
       assert.equal(row!.sharedBuffers, EMBEDDED_SHARED_BUFFERS);
     } finally {
