@@ -25,6 +25,7 @@
  * it: docs/workarounds.md.
  */
 import { getLogger } from "@logtape/logtape";
+import { withoutContext } from "../shared/log.ts";
 
 const log = getLogger(["inbox", "http"]);
 
@@ -86,7 +87,13 @@ function onError(error: unknown): Response {
 }
 
 /** Serves `handler` on `hostname`:`port` (0 picks a free port). */
-export function serveHttp(opts: ServeOptions, handler: Handler): HttpServerHandle {
+export function serveHttp(opts: ServeOptions, appHandler: Handler): HttpServerHandle {
+  // Deno's server calls a handler from the runtime, in whatever async context
+  // the JavaScript that ran just before left behind: after the first mail,
+  // every access line carried that mail's `smtpSession`
+  // (tests/service/log_context_process_test.ts). A request starts outside
+  // every context, as a timer armed at start-up would.
+  const handler: Handler = (req, info) => withoutContext(() => appHandler(req, info));
   const onConnection = serveOnConnection();
   if (!onConnection || opts.headersTimeoutMs <= 0) {
     if (!onConnection) {
