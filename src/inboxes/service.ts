@@ -102,12 +102,22 @@ export async function createInbox(
     const row = await deps.outbox.transaction(async (tx, emit) => {
       // The account row is the lock of "count, then insert": concurrent
       // creations of one account (on any instance) run one after another, so
-      // none of them can see a count that another is about to raise.
-      const plan = await lockAccountPlan(tx, accountId);
-      // An account deleted under a still-valid credential.
-      if (plan === undefined) throw unauthorized(UNAUTHORIZED_HINTS.accountGone);
+      // none of them can see a count that another is about to raise. The
+      // insert is sent with the lock, one round trip: the server runs it once
+      // the lock is granted, with a snapshot of its own (READ COMMITTED takes
+      // one per statement), so its count holds every inbox committed before;
+      // the lock is then held for one round trip less.
       const inbox = { id: newId("inb", now.getTime()), accountId, address, createdAt: now, expiresAt };
-      let inserted = await repo.insertInbox(tx, inbox);
+      const [locked, first] = await Promise.allSettled([
+        lockAccountPlan(tx, accountId),
+        repo.insertInbox(tx, inbox),
+      ]);
+      if (locked.status === "rejected") throw locked.reason;
+      // An account deleted under a still-valid credential (its insert failed on the foreign key).
+      if (locked.value === undefined) throw unauthorized(UNAUTHORIZED_HINTS.accountGone);
+      const plan = locked.value;
+      if (first.status === "rejected") throw first.reason;
+      let inserted = first.value;
       if (!inserted) {
         // An expired inbox the sweep has not reached yet still holds the row of
         // its address: it is expired here and now, event included, so the

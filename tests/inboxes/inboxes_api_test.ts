@@ -4,6 +4,8 @@ import { getJson, newApiKey, newUser } from "../_helpers/app.ts";
 import { body, createInbox, createInboxRaw, expectError, type Json, MAIL_DOMAIN, withInboxes } from "./_support.ts";
 import { T0 } from "../_helpers/clock.ts";
 import { sendRaw } from "../smtp/_smtp_client.ts";
+import { createInbox as createInboxOf } from "../../src/inboxes/service.ts";
+import { ApiError } from "../../src/errors.ts";
 
 const INBOX_FIELDS = ["address", "createdAt", "expiresAt", "id"];
 
@@ -153,6 +155,19 @@ Deno.test("validation errors are 400 VALIDATION_ERROR with details and create no
     });
     await expectError(huge, 413, "PAYLOAD_TOO_LARGE");
     assert.equal((await app.deps.sql`SELECT count(*)::int AS n FROM inboxes`)[0]!.n, 0);
+  });
+});
+
+Deno.test("an inbox for an account deleted under a still-valid credential is 401 and writes nothing", async () => {
+  await withInboxes(async ({ app, db }) => {
+    // The lock of the account and the insert go to the server together: the
+    // insert then fails on the foreign key, and the answer is still the 401.
+    await assert.rejects(
+      createInboxOf(app.deps, "acc_gone", { localPart: "orphan" }),
+      (err) => err instanceof ApiError && err.status === 401 && err.code === "UNAUTHORIZED",
+    );
+    const [row] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM inboxes`;
+    assert.equal(row!.n, 0);
   });
 });
 
