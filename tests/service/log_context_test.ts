@@ -9,6 +9,8 @@ import { deliver } from "../../src/deliveries/dispatcher.ts";
 import { createWebhook } from "../_helpers/app.ts";
 import { capturedLogs } from "../_helpers/log_capture.ts";
 import { waitUntil } from "../_helpers/wait.ts";
+import { withService } from "../_helpers/harness.ts";
+import { sendMail } from "../messages/_support.ts";
 import { claimExactly, deliveryFixture, emitInboxCreated } from "../deliveries/_support.ts";
 
 const SECRET = "whsec-never-in-a-log-0123456789";
@@ -205,4 +207,23 @@ Deno.test("the failure that disables a webhook logs one error naming it; attempt
   } finally {
     await f.close();
   }
+});
+
+Deno.test("a delivery that a mail woke logs with its delivery id, never with the SMTP session's id", async () => {
+  await withService({ receiver: true, smtp: true, user: "pro", startDeliveries: true }, async (h) => {
+    h.receiver.respond({ status: 503 });
+    await createWebhook(h.app, h.user, h.receiver.url("/down"), ["message.received"]);
+    const created = await h.app.request("/api/inboxes", { method: "POST", json: {}, cookie: h.user.cookie });
+    const inbox = await created.json();
+    const from = capturedLogs.length;
+    await sendMail(h.smtp.port, { to: inbox.address, subject: "wakes a delivery", text: "x" });
+    await waitUntil(
+      () => capturedLogs.slice(from).some((r) => r.level === "warning"),
+      5_000,
+      () => "no warning logged",
+    );
+    const warning = capturedLogs.slice(from).find((r) => r.level === "warning")!;
+    assert.ok(typeof warning.properties.deliveryId === "string", "the failure names its delivery");
+    assert.equal(warning.properties.smtpSession, undefined, "the mail only woke the queue: not its line");
+  });
 });
