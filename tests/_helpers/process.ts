@@ -32,6 +32,8 @@ export function serviceEnv(db: TestDb, extra: Record<string, string> = {}): Reco
 export interface ServiceProcess {
   url: string;
   port: number;
+  /** The port of its SMTP listener (the caller's SMTP_PORT, or the one the helper chose). */
+  smtpPort: number;
   pid: number;
   /** SIGTERM and wait; returns the exit code. */
   stop(): Promise<number>;
@@ -91,6 +93,7 @@ type StartOptions = { viaTask?: boolean; timeoutMs?: number; cwd?: string | URL;
 async function startServiceOnce(env: Record<string, string>, opts: StartOptions): Promise<ServiceProcess> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const port = freePort();
+  const smtpPort = env.SMTP_PORT !== undefined ? Number(env.SMTP_PORT) : freePort();
   const child = new Deno.Command("deno", {
     args: opts.viaTask ? ["task", "--quiet", "start"] : START_ARGS,
     cwd: opts.cwd ?? ROOT,
@@ -98,7 +101,7 @@ async function startServiceOnce(env: Record<string, string>, opts: StartOptions)
       ...START.env,
       PORT: String(port),
       HOST: "127.0.0.1",
-      SMTP_PORT: String(freePort()),
+      SMTP_PORT: String(smtpPort),
       COOKIE_SECURE: "false",
       LOG_LEVEL: "warning",
       ...env,
@@ -142,6 +145,7 @@ async function startServiceOnce(env: Record<string, string>, opts: StartOptions)
   return {
     url,
     port,
+    smtpPort,
     pid: child.pid,
     stop: async () => {
       child.kill("SIGTERM");

@@ -7,14 +7,12 @@
 import assert from "node:assert/strict";
 import { apiAt, sessionCookieOf } from "../_helpers/app.ts";
 import { body } from "../_helpers/expect.ts";
-import { freePort } from "../_helpers/ports.ts";
 import { startService } from "../_helpers/process.ts";
 import { sendMail, waitRequest } from "./_support.ts";
 
 Deno.test("embedded database: a message over SMTP answers a waiting request, with its code and raw form", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "inbox-wait-" });
-  const smtpPort = freePort();
-  const service = await startService({ DATA_DIR: dataDir, SMTP_PORT: String(smtpPort) });
+  const service = await startService({ DATA_DIR: dataDir });
   try {
     const api = apiAt(service.url);
     const registered = await api.request("/api/auth/register", {
@@ -27,7 +25,11 @@ Deno.test("embedded database: a message over SMTP answers a waiting request, wit
     const pending = waitRequest(api, user, inbox.id as string, { timeoutMs: "30000", subject: "verify" });
     await new Promise((r) => setTimeout(r, 200));
     const sent = performance.now();
-    await sendMail(smtpPort, { to: inbox.address as string, subject: "Please verify", text: "Your code: 318 442" });
+    await sendMail(service.smtpPort, {
+      to: inbox.address as string,
+      subject: "Please verify",
+      text: "Your code: 318 442",
+    });
     const res = await pending;
     assert.ok(performance.now() - sent < 15_000, "woken by the message, not by the end of the hold (30 s)");
     assert.equal(res.status, 200);

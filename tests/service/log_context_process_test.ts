@@ -9,18 +9,14 @@
 import assert from "node:assert/strict";
 import { apiAt, newUser } from "../_helpers/app.ts";
 import { createTestDb } from "../_helpers/db.ts";
-import { freePort } from "../_helpers/ports.ts";
 import { serviceEnv, startService } from "../_helpers/process.ts";
 import { sendMail } from "../messages/_support.ts";
 
 Deno.test("after mail over SMTP, a request's access line carries its own request id and no SMTP session", async () => {
   const db = await createTestDb();
   try {
-    const smtpPort = freePort();
-    const service = await startService(
-      serviceEnv(db, { LOG_LEVEL: "info", LOG_FORMAT: "json", SMTP_PORT: String(smtpPort) }),
-      { stdout: true },
-    );
+    // The helper chooses both ports, and tries others should one be taken before the service binds it.
+    const service = await startService(serviceEnv(db, { LOG_LEVEL: "info", LOG_FORMAT: "json" }), { stdout: true });
     const probes: string[] = [];
     try {
       const api = apiAt(service.url);
@@ -29,7 +25,7 @@ Deno.test("after mail over SMTP, a request's access line carries its own request
       assert.equal(created.status, 201);
       const inbox = await created.json();
       for (let i = 0; i < 3; i++) {
-        await sendMail(smtpPort, { to: inbox.address, subject: `context ${i}`, text: "hello" });
+        await sendMail(service.smtpPort, { to: inbox.address, subject: `context ${i}`, text: "hello" });
         const probe = `after-mail-${i}`;
         probes.push(probe);
         const res = await api.request(`/api/inboxes/${inbox.id}/messages`, {
