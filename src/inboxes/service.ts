@@ -106,7 +106,8 @@ export async function createInbox(
       // insert is sent with the lock, one round trip: the server runs it once
       // the lock is granted, with a snapshot of its own (READ COMMITTED takes
       // one per statement), so its count holds every inbox committed before;
-      // the lock is then held for one round trip less.
+      // the lock is then held for one round trip less (16 clients of one
+      // account: 452 against 396 creations/s, tests/bench/README.md, events).
       const inbox = { id: newId("inb", now.getTime()), accountId, address, createdAt: now, expiresAt };
       const [locked, first] = await Promise.allSettled([
         lockAccountPlan(tx, accountId),
