@@ -20,6 +20,16 @@ function recordText(r: LogRecord): string {
   return JSON.stringify({ m: r.message, p: r.properties });
 }
 
+/** The first warning logged from index `from` of the captured logs on, once there is one (within 5 s). */
+async function firstWarningSince(from: number): Promise<LogRecord> {
+  await waitUntil(
+    () => capturedLogs.slice(from).some((r) => r.level === "warning"),
+    5_000,
+    () => "no warning logged",
+  );
+  return capturedLogs.slice(from).find((r) => r.level === "warning")!;
+}
+
 Deno.test("every line written while serving a request carries its request id", async () => {
   const f = await deliveryFixture();
   try {
@@ -83,12 +93,7 @@ Deno.test("a delivery that a request woke logs with its delivery id, never with 
     });
     assert.equal(res.status, 201);
     await res.body?.cancel();
-    await waitUntil(
-      () => capturedLogs.slice(from).some((r) => r.level === "warning"),
-      5_000,
-      () => "no warning logged",
-    );
-    const warning = capturedLogs.slice(from).find((r) => r.level === "warning")!;
+    const warning = await firstWarningSince(from);
     assert.ok(typeof warning.properties.deliveryId === "string", "the failure names its delivery");
     assert.equal(warning.properties.requestId, undefined, "the request only woke the queue: not its line");
   } finally {
@@ -217,12 +222,7 @@ Deno.test("a delivery that a mail woke logs with its delivery id, never with the
     const inbox = await created.json();
     const from = capturedLogs.length;
     await sendMail(h.smtp.port, { to: inbox.address, subject: "wakes a delivery", text: "x" });
-    await waitUntil(
-      () => capturedLogs.slice(from).some((r) => r.level === "warning"),
-      5_000,
-      () => "no warning logged",
-    );
-    const warning = capturedLogs.slice(from).find((r) => r.level === "warning")!;
+    const warning = await firstWarningSince(from);
     assert.ok(typeof warning.properties.deliveryId === "string", "the failure names its delivery");
     assert.equal(warning.properties.smtpSession, undefined, "the mail only woke the queue: not its line");
   });
