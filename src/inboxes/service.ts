@@ -114,9 +114,9 @@ export async function createInbox(
         repo.insertInbox(tx, inbox),
       ]);
       if (locked.status === "rejected") throw locked.reason;
-      // An account deleted under a still-valid credential (its insert failed on the foreign key).
-      if (locked.value === undefined) throw unauthorized(UNAUTHORIZED_HINTS.accountGone);
       const plan = locked.value;
+      // An account deleted under a still-valid credential (its insert failed on the foreign key).
+      if (plan === undefined) throw unauthorized(UNAUTHORIZED_HINTS.accountGone);
       if (first.status === "rejected") throw first.reason;
       let inserted = first.value;
       if (!inserted) {

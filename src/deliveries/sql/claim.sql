@@ -312,9 +312,9 @@ BEGIN
     -- longer than the account's; one value, where a join to each row's
     -- account took 0.96 ms a claim of 48 rows against 0.92). So a claim of
     -- accounts held already, the common one while sending, writes nothing,
-    -- and its commit waits for no WAL flush: with a lease written at every claim, claims spent about as
-    -- long waiting for that flush as running (pg_stat_activity sampled while
-    -- 2,000 deliveries/s went out). Side by side at 100 events/s to 10
+    -- and its commit waits for no WAL flush: with a lease written at every
+    -- claim, claims spent about as long waiting for that flush as running
+    -- (pg_stat_activity sampled while 2,000 deliveries/s went out). Side by side at 100 events/s to 10
     -- webhooks (tests/bench/latency_ab.ts, 6 rounds), p95 32.5 ms against
     -- 36.5 (medians), p50 7 against 8. A claim that takes its account pays
     -- for the look: 0.79 ms a claim of 48 rows against 0.77, 1 row 0.55
