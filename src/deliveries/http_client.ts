@@ -50,6 +50,10 @@ export interface WebhookHttpClient {
   close(): Promise<void>;
 }
 
+const encoder = new TextEncoder();
+/** Decodes whole bodies; a body cut off gets a streaming decoder of its own (it keeps state between calls). */
+const decoder = new TextDecoder();
+
 /** Bodies up to this size are read whole, and their connection kept; of a longer one only the start is read. */
 const WHOLE_BODY_BYTES = 64 * 1024;
 /**
@@ -214,7 +218,7 @@ export function createWebhookHttpClient(urlCheck: UrlCheckOptions, extraCaPem?: 
     return {
       status: head.status,
       // A body cut off may end inside a character: that character is left out.
-      body: new TextDecoder().decode(body, { stream: !complete }).slice(0, maxBodyChars),
+      body: (complete ? decoder.decode(body) : new TextDecoder().decode(body, { stream: true })).slice(0, maxBodyChars),
       retryAfter: head.headers.get("retry-after"),
       reusable,
     };
@@ -246,7 +250,7 @@ export function createWebhookHttpClient(urlCheck: UrlCheckOptions, extraCaPem?: 
         bytes = requestBytes(
           url,
           { "Accept": "*/*", "Accept-Encoding": "identity", ...req.headers },
-          new TextEncoder().encode(req.body),
+          encoder.encode(req.body),
         );
       } catch (err) {
         return { kind: "error", reason: `Invalid request: ${(err as Error).message}`, durationMs: 0 };

@@ -125,6 +125,13 @@ export class DeliveryQueue<S = unknown> {
   readonly #exchanges = new CapCount();
   /** Claimed attempts waiting for the caps to let their exchange start, in claim order; `go` starts it. */
   readonly #ready = new Map<string, { d: repo.ClaimedDelivery; go: (start: boolean) => void; at: number }>();
+  /**
+   * #ready counted per account, kept in step with it (`#putReady`,
+   * `#takeReady`): what an exchange's end asks of it (`#wakeAfter`,
+   * `#startReady`) without a walk over every reserved attempt, up to
+   * RESERVE times the slots, at each of thousands of exchanges a second.
+   */
+  readonly #readyPerAccount = new Map<string, number>();
   /** Attempts not finished yet, their result not committed: exchanges under way, and results being recorded. */
   readonly #unfinished = new Map<string, Promise<void>>();
   readonly #leases: LeaseKeeper;
@@ -184,10 +191,8 @@ export class DeliveryQueue<S = unknown> {
 
   /** The wake of an attempt of `accountId` that finished: later while the account has plenty reserved. */
   #wakeAfter(accountId: string): void {
-    const { perAccount } = this.#o.caps;
-    let reserved = 0;
-    for (const { d } of this.#ready.values()) if (d.accountId === accountId && ++reserved >= perAccount) break;
-    this.#wake(reserved >= perAccount ? FULL_REFILL_DELAY_MS : REFILL_DELAY_MS);
+    const reserved = this.#readyPerAccount.get(accountId) ?? 0;
+    this.#wake(reserved >= this.#o.caps.perAccount ? FULL_REFILL_DELAY_MS : REFILL_DELAY_MS);
   }
 
   /**
@@ -220,6 +225,7 @@ export class DeliveryQueue<S = unknown> {
     // Reserved attempts are not started: pending in the database, another instance takes them once released below.
     for (const { go } of this.#ready.values()) go(false);
     this.#ready.clear();
+    this.#readyPerAccount.clear();
     await withTimeout(Promise.allSettled(this.#unfinished.values()), graceMs, () => []);
     // Whatever did not finish goes back to the queue for another instance (or
     // this one after a restart) instead of waiting for its lease to run out.
@@ -350,33 +356,58 @@ export class DeliveryQueue<S = unknown> {
    * account, half of what the other accounts leave of the slots, divided
    * among the accounts waiting here and one more, never more than
    * `perAccount` (`repo.Caps`).
+   *
+   * It runs at every exchange's end. The walk stops once no account may
+   * start another: an account's share only shrinks as others start, so one
+   * found full stays full until the walk ends. While one account drains a
+   * backlog, the walk ends at the attempt after the one it starts, where it
+   * went on over every reserved attempt (about a hundred).
    */
   #startReady(): void {
-    if (this.#ready.size === 0 || this.#stopped) return;
+    if (this.#ready.size === 0 || this.#stopped || this.#inFlight.size >= this.#o.globalConcurrency) return;
     const { caps } = this.#o;
     const count = this.#exchanges;
     // The accounts that share what is left: those waiting here that are not
     // full alone (at half of what the others leave), as the claim counts the
-    // accounts of the rows it may mark.
+    // accounts of the rows it may mark. An account not among them is full
+    // (its share among them and one more is smaller still).
     const waiting = new Set<string>();
-    for (const { d } of this.#ready.values()) waiting.add(d.accountId);
-    for (const a of waiting) if (count.account(a) >= count.share(a, 1, caps)) waiting.delete(a);
+    for (const a of this.#readyPerAccount.keys()) if (count.account(a) < count.share(a, 1, caps)) waiting.add(a);
+    // Those that may still start one.
+    const open = new Set(waiting);
     const now = performance.now();
-    for (const [id, { d, go, at }] of this.#ready) {
-      if (this.#inFlight.size >= this.#o.globalConcurrency) break;
+    for (const { d, go, at } of this.#ready.values()) {
+      if (open.size === 0 || this.#inFlight.size >= this.#o.globalConcurrency) break;
+      if (!open.has(d.accountId)) continue;
       if (!count.eventAndWebhookFit(d, caps) || this.#paused.has(d.webhookId)) continue;
-      const among = waiting.size + (waiting.has(d.accountId) ? 0 : 1);
-      if (count.account(d.accountId) >= count.share(d.accountId, among, caps)) continue;
-      this.#ready.delete(id);
+      if (count.account(d.accountId) >= count.share(d.accountId, waiting.size, caps)) {
+        open.delete(d.accountId);
+        continue;
+      }
+      this.#takeReady(d);
       // Not started: pending in the database, a claim takes it again once it is no longer unfinished here.
       if (now - at > RESERVE_WAIT_MS) {
         go(false);
         continue;
       }
-      this.#inFlight.set(id, d);
+      this.#inFlight.set(d.id, d);
       count.add(d);
       go(true);
     }
+  }
+
+  /** Reserves `d` here until `#startReady` starts it or it is left unsent. */
+  #putReady(d: repo.ClaimedDelivery, go: (start: boolean) => void): void {
+    this.#ready.set(d.id, { d, go, at: performance.now() });
+    this.#readyPerAccount.set(d.accountId, (this.#readyPerAccount.get(d.accountId) ?? 0) + 1);
+  }
+
+  /** Takes `d` out of the reserved attempts. */
+  #takeReady(d: repo.ClaimedDelivery): void {
+    if (!this.#ready.delete(d.id)) return;
+    const left = (this.#readyPerAccount.get(d.accountId) ?? 1) - 1;
+    if (left > 0) this.#readyPerAccount.set(d.accountId, left);
+    else this.#readyPerAccount.delete(d.accountId);
   }
 
   /**
@@ -387,7 +418,7 @@ export class DeliveryQueue<S = unknown> {
     const stop = this.#leases.hold(d);
     let go: (start: boolean) => void = () => {};
     const started = new Promise<boolean>((resolve) => go = resolve);
-    this.#ready.set(d.id, { d, go, at: performance.now() });
+    this.#putReady(d, go);
     // Every line logged for this attempt names it and its webhook.
     const run = withContext({ deliveryId: d.id, webhookId: d.webhookId }, async () => {
       // The exchange has ended: the caps no longer count it, room for another.
@@ -437,9 +468,9 @@ export class DeliveryQueue<S = unknown> {
     const left = (this.#paused.get(webhookId) ?? 1) - 1;
     if (left > 0) this.#paused.set(webhookId, left);
     else this.#paused.delete(webhookId);
-    for (const [id, { d, go }] of this.#ready) {
+    for (const { d, go } of this.#ready.values()) {
       if (d.webhookId !== webhookId) continue;
-      this.#ready.delete(id);
+      this.#takeReady(d);
       go(false);
     }
   }

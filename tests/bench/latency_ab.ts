@@ -28,7 +28,7 @@ import { sleep } from "../_helpers/wait.ts";
 import { stageMetrics, stageTable } from "./delivery_stages.ts";
 import { CLK_TCK, machineTicks, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
 import { percentile, steadily } from "./stats.ts";
-import { ROOT, spawnReady, startTree, treeAt, type TreeService } from "./trees.ts";
+import { alternately, ROOT, spawnReady, startTree, treeAt, type TreeService } from "./trees.ts";
 
 const option = (name: string, fallback: number) =>
   Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
@@ -113,27 +113,20 @@ const trees: Tree[] = [];
 try {
   trees.push(await startLatencyTree("before", await treeAt(commit), await createTestDb({ migrated: false })));
   trees.push(await startLatencyTree("after", ROOT, await createTestDb()));
-  for (const t of trees) await flow(t); // warm-up: connections, JIT
-  const p95s: Record<string, number[]> = { before: [], after: [] };
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? trees : [...trees].reverse();
-    for (const t of order) {
-      const r = await flow(t);
-      p95s[t.name]!.push(r.p[1]);
-      const s = r.stages;
-      console.log(
-        `round ${round} ${t.name.padEnd(6)} p50/p95/p99 ${r.p.join("/")} ms (emit -> commit p50/p95 ${
-          r.commit.join("/")
-        }) | exchange ${s.exchangeMs} record ${s.recordMs} claim ${s.claimMs} ms / ${s.rowsPerClaim} rows, busy ${s.busySlots} | cores svc ${
-          r.serviceCores.toFixed(2)
-        } pg ${r.postgresCores.toFixed(2)} receiver ${r.receiverCores.toFixed(2)} bench ${
-          r.benchCores.toFixed(2)
-        }, machine ${Math.round(r.machineBusy * 100)} % busy of ${navigator.hardwareConcurrency}; load ${r.load}`,
-      );
-    }
-  }
+  const results = await alternately(trees, rounds, flow, (t, r, round) => {
+    const s = r.stages;
+    console.log(
+      `round ${round} ${t.name.padEnd(6)} p50/p95/p99 ${r.p.join("/")} ms (emit -> commit p50/p95 ${
+        r.commit.join("/")
+      }) | exchange ${s.exchangeMs} record ${s.recordMs} claim ${s.claimMs} ms / ${s.rowsPerClaim} rows, busy ${s.busySlots} | cores svc ${
+        r.serviceCores.toFixed(2)
+      } pg ${r.postgresCores.toFixed(2)} receiver ${r.receiverCores.toFixed(2)} bench ${
+        r.benchCores.toFixed(2)
+      }, machine ${Math.round(r.machineBusy * 100)} % busy of ${navigator.hardwareConcurrency}; load ${r.load}`,
+    );
+  });
   console.log(`\n${RATE} events/s x ${FANOUT} webhooks for ${SECONDS} s, p95 of each round (ms):`);
-  for (const t of trees) console.log(`${t.name}: ${p95s[t.name]!.join(", ")}`);
+  for (const t of trees) console.log(`${t.name}: ${results.get(t.name)!.map((r) => r.p[1]).join(", ")}`);
 } finally {
   for (const t of trees) {
     await t.service.stop("SIGKILL");

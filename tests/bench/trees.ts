@@ -105,3 +105,27 @@ export async function spawnReady(args: string[]): Promise<Deno.ChildProcess> {
   void child.stdout.cancel().catch(() => {});
   return child;
 }
+
+/**
+ * Runs `flow` once on each tree (a warm-up: connections, JIT), then `rounds`
+ * times on each in turn, the order reversed every other round, so that no
+ * tree always runs first on a machine that drifts; `report` sees each
+ * result as it comes. Returns each tree's results, by name, in round order.
+ */
+export async function alternately<T extends { name: string }, R>(
+  trees: readonly T[],
+  rounds: number,
+  flow: (tree: T) => Promise<R>,
+  report: (tree: T, result: R, round: number) => void,
+): Promise<Map<string, R[]>> {
+  for (const t of trees) await flow(t);
+  const results = new Map<string, R[]>(trees.map((t) => [t.name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const t of round % 2 === 0 ? trees : [...trees].reverse()) {
+      const r = await flow(t);
+      results.get(t.name)!.push(r);
+      report(t, r, round);
+    }
+  }
+  return results;
+}

@@ -18,11 +18,15 @@ export function deliveryFixture(
   return startHarness({ ...DELIVERY_PRESET, random: () => 0.5, ...opts });
 }
 
-/** Emits an `inbox.created` event for the fixture's user, committed; returns the event id. */
-export async function emitInboxCreated(f: DeliveryFixture, inboxId = `inb_${crypto.randomUUID()}`): Promise<string> {
+/** Emits an `inbox.created` event for the fixture's user (or `accountId`), committed; returns the event id. */
+export async function emitInboxCreated(
+  f: DeliveryFixture,
+  inboxId = `inb_${crypto.randomUUID()}`,
+  accountId = f.user.id,
+): Promise<string> {
   const now = f.clock.now();
   return await f.app.deps.outbox.transaction((_tx, emit) =>
-    emit(f.user.id, "inbox.created", {
+    emit(accountId, "inbox.created", {
       inboxId,
       address: `${inboxId}@inbox.localhost`,
       expiresAt: new Date(now.getTime() + 3_600_000).toISOString(),

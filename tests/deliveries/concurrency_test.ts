@@ -4,7 +4,7 @@
  * hanging receiver does not hold up a healthy one.
  */
 import assert from "node:assert/strict";
-import { createWebhook } from "../_helpers/app.ts";
+import { createWebhook, newUser } from "../_helpers/app.ts";
 import { DeliveryQueue } from "../../src/deliveries/queue.ts";
 import { startReceiver } from "../_helpers/receiver.ts";
 import { waitUntil } from "../_helpers/wait.ts";
@@ -103,6 +103,47 @@ Deno.test("a slot is free once its exchange ends: the next starts while the resu
     assert.equal(held!.n, 0, "a stopped instance lets go of its accounts: another takes them at once");
   } finally {
     recordable();
+    await queue.stop(1_000);
+    await f.close();
+  }
+});
+
+Deno.test("an account at its share leaves the slots to another's attempts reserved behind its own", async () => {
+  const f = await deliveryFixture();
+  const other = await newUser(f.app, "pro");
+  const sent: string[] = [];
+  let answer!: (ok: boolean) => void;
+  const hanging = new Promise<boolean>((r) => answer = r);
+  const queue = new DeliveryQueue<boolean>({
+    sql: f.db.sql,
+    clock: f.clock,
+    worker: "shares",
+    globalConcurrency: 8,
+    // Beside one other account, each holds at most 2 exchanges.
+    caps: { perEvent: 3, perWebhook: 8, perAccount: 2, slots: 8 },
+    databaseOutage: { absorb: () => false },
+    send: (d) => {
+      sent.push(d.accountId);
+      return hanging;
+    },
+    complete: () => Promise.resolve(),
+  });
+  try {
+    await createWebhook(f.app, f.user, f.receiver.url("/first"));
+    await createWebhook(f.app, other, f.receiver.url("/second"));
+    // The first account's four attempts come first in the claim's order, the other's one after them.
+    for (let i = 0; i < 4; i++) await emitInboxCreated(f);
+    f.clock.advance(1_000);
+    await emitInboxCreated(f, undefined, other.id);
+    // One claim, no timer to claim again (the queue is not started): it reserves all five and starts what the
+    // caps let go at once. The first account's share is full after two of its own; no exchange ends.
+    const once = queue.runOnce();
+    await waitUntil(() => sent.length === 3, 5_000, () => `${sent.length} of 3 sent: ${sent.join(", ")}`);
+    assert.deepEqual(sent.toSorted(), [f.user.id, f.user.id, other.id].toSorted());
+    answer(true);
+    assert.equal(await once, 5);
+  } finally {
+    answer(true);
     await queue.stop(1_000);
     await f.close();
   }
