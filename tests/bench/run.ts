@@ -501,7 +501,10 @@ try {
     const single = await account(service, receiver, 1);
     const ten = await account(service, receiver, 10);
     const lat: Record<string, unknown> = {};
-    for (const [rate, target] of [[50, single], [200, single], [200, ten]] as const) {
+    // Ten webhooks at 200/s three times: the target holds in three runs of three, not in one.
+    const flows = [[50, single], [200, single], [200, ten], [200, ten], [200, ten]] as const;
+    const tenP95s: number[] = [];
+    for (const [rate, target] of flows) {
       await receiver.reset();
       const seconds = 5;
       const total = rate * seconds;
@@ -512,11 +515,12 @@ try {
       await receiver.waitFor(total * fanout, 60_000);
       const sorted = (await receiver.stats()).latencies.sort((a, b) => a - b);
       const [p50, p95, p99] = [percentile(sorted, 50), percentile(sorted, 95), percentile(sorted, 99)];
-      const name = fanout === 1 ? `${rate}/s` : `${rate}/s x ${fanout} webhooks`;
+      const again = fanout === 1 ? 0 : tenP95s.push(p95) - 1;
+      const name = fanout === 1 ? `${rate}/s` : `${rate}/s x ${fanout} webhooks${again ? `, run ${again + 1}` : ""}`;
       row("latency", `${name} p50/p95/p99 ms`, `${p50}/${p95}/${p99}`, "", rate === 200 ? "target p95 <= 25" : "");
       const commit = [50, 95].map((q) => Math.round(percentile(commits, q) * 10) / 10);
       row("latency", `${name}: the events' own emit -> commit, p50/p95 ms (in the above)`, commit.join("/"));
-      lat[fanout === 1 ? `${rate}` : `${rate}x${fanout}`] = {
+      lat[fanout === 1 ? `${rate}` : `${rate}x${fanout}${again ? `_run${again + 1}` : ""}`] = {
         p50,
         p95,
         p99,
@@ -525,6 +529,14 @@ try {
         commitP95: commit[1],
       };
     }
+    const within = tenP95s.filter((p) => p <= 25).length;
+    row(
+      "latency",
+      "200/s x 10 webhooks: p95 of each run, ms",
+      tenP95s.join(" / "),
+      "",
+      `${within} of ${tenP95s.length} within 25 (target 3 of 3)`,
+    );
     results.latency = lat;
   }
 
