@@ -61,6 +61,8 @@ export interface QueueOptions<S> {
   databaseOutage: Pick<DatabaseOutage, "absorb">;
   /** Longest sleep when nothing is known to be due (a safety net under NOTIFY). */
   idlePollMs?: number;
+  /** How often at least a claim scans the due order from its start (FLOOR_REFRESH_MS). */
+  floorRefreshMs?: number;
   /** Told how long each claim call (and how many rows it took), exchange and recording took, in seconds. */
   observe?: (stage: "claim" | "exchange" | "record", seconds: number, rows?: number) => void;
 }
@@ -82,6 +84,21 @@ const REFILL_DELAY_MS = 2;
 const FULL_REFILL_DELAY_MS = 20;
 /** Expired leases are looked for at most this often (the sweep does it too). */
 const LEASE_CHECK_MS = 500;
+/**
+ * A claim starts its scans of the due order this long before the floor the
+ * last claim gave (`repo.DueFloor`): an attempt is due from its event's
+ * emission, before its commit, so one committed after that claim may sit
+ * just before its floor.
+ */
+const FLOOR_MARGIN_MS = 5_000;
+/**
+ * At least this often, and after expired leases were put back, a claim scans
+ * the due order from its start: an attempt put back in the queue keeps its
+ * place, which may be before the floor (a lease that ran out, another
+ * instance's shutdown). Such a scan steps over every entry that attempts
+ * finished since the last VACUUM left: 13 ms for a million.
+ */
+const FLOOR_REFRESH_MS = 1_000;
 /**
  * A claim reserves up to this many times what the caps let be sent at once
  * (per event, webhook and account, and this process's slots): the attempts
@@ -149,11 +166,21 @@ export class DeliveryQueue<S = unknown> {
   #finishedSinceClaim = 0;
   /** Whether a claim has taken accounts for this process (`repo.releaseClaims` gives them back). */
   #tookAccounts = false;
+  /** Where the last claim said the next may start (undefined: from the start). */
+  #floor: repo.DueFloor | undefined;
+  /** When a claim last scanned from the start (performance.now()). */
+  #floorSince = -Infinity;
   /** Webhooks with a failed exchange whose result is being recorded (how many): none of their reserved attempts starts. */
   readonly #paused = new Map<string, number>();
 
   constructor(options: QueueOptions<S>) {
-    this.#o = { idlePollMs: 60_000, observe: () => {}, failed: () => false, ...options };
+    this.#o = {
+      idlePollMs: 60_000,
+      floorRefreshMs: FLOOR_REFRESH_MS,
+      observe: () => {},
+      failed: () => false,
+      ...options,
+    };
     const { perEvent, perWebhook, perAccount, slots } = options.caps;
     this.#reserveCaps = {
       perEvent: RESERVE * perEvent,
@@ -201,6 +228,8 @@ export class DeliveryQueue<S = unknown> {
    * queue with this.
    */
   async runOnce(): Promise<number> {
+    // From the start of the due order, whatever the last claim found: a test's rows may be anywhere in it.
+    this.#floor = undefined;
     const claimed = await this.#claim(this.#room());
     await Promise.all(claimed.map((d) => this.#unfinished.get(d.id)));
     return claimed.length;
@@ -317,12 +346,17 @@ export class DeliveryQueue<S = unknown> {
   /** One claim (at `at`): due rows, minus what the caps and holds keep back. */
   async #claimDetailed(limit: number): Promise<repo.Claim & { at: Date }> {
     const now = this.#o.clock.now();
-    if (limit <= 0 || this.#stopped) return { claimed: [], heldBack: 0, cancelled: 0, heldUntil: undefined, at: now };
+    if (limit <= 0 || this.#stopped) {
+      return { claimed: [], heldBack: 0, cancelled: 0, heldUntil: undefined, floor: this.#floor, at: now };
+    }
     // Off the hot path: a lease only expires when a worker died.
     if (now.getTime() - this.#leaseCheckedAt >= LEASE_CHECK_MS || now.getTime() < this.#leaseCheckedAt) {
       this.#leaseCheckedAt = now.getTime();
-      await repo.requeueExpiredLeases(this.#o.sql, now);
+      if (await repo.requeueExpiredLeases(this.#o.sql, now) > 0) this.#floor = undefined;
     }
+    if (performance.now() - this.#floorSince >= this.#o.floorRefreshMs) this.#floor = undefined;
+    const floor = this.#floor && { runAt: new Date(this.#floor.runAt.getTime() - FLOOR_MARGIN_MS), id: "" };
+    if (!floor) this.#floorSince = performance.now();
     // One round trip: the stored function reads, cancels, takes the accounts and counts the caps.
     this.#finishedSinceClaim = 0;
     const started = performance.now();
@@ -335,7 +369,9 @@ export class DeliveryQueue<S = unknown> {
       new Date(now.getTime() + LEASE_MS),
       [...this.#inFlight.values(), ...[...this.#ready.values()].map((r) => r.d)],
       [...this.#unfinished.keys()],
+      floor,
     );
+    this.#floor = claim.floor;
     this.#o.observe("claim", (performance.now() - started) / 1000, claim.claimed.length);
     this.#tookAccounts ||= claim.claimed.length > 0;
     for (const d of claim.claimed) this.#accept(d);

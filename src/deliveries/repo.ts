@@ -54,6 +54,20 @@ export interface Claim {
    * attempts due; undefined when none has.
    */
   heldUntil: Date | undefined;
+  /**
+   * Where the next claim may start its scans of the due order (`DueFloor`):
+   * the oldest attempt due that this one found, or its `now` when none.
+   */
+  floor: DueFloor | undefined;
+}
+
+/**
+ * A place in the due order (run_at, then id) before which a claim looks at
+ * nothing: no attempt was pending there when the claim that gave it ran.
+ */
+export interface DueFloor {
+  runAt: Date;
+  id: string;
 }
 
 type ClaimRow = Omit<ClaimedDelivery, "id"> & {
@@ -61,6 +75,8 @@ type ClaimRow = Omit<ClaimedDelivery, "id"> & {
   heldBack: number | null;
   cancelled: number | null;
   heldUntil: Date | null;
+  floorAt: Date | null;
+  floorId: string | null;
 };
 
 /**
@@ -75,7 +91,9 @@ type ClaimRow = Omit<ClaimedDelivery, "id"> & {
  * ones within every cap, counted from `flying` (this instance's exchanges
  * under way), and counts the others as held back. It writes nothing to the
  * attempts: they stay pending until their results are recorded, and this
- * process passes them as `held` until then.
+ * process passes them as `held` until then. With `floor`, its scans of the
+ * due order start there (`sql/claim.sql`: past the dead entries that
+ * finished attempts leave until a VACUUM).
  *
  * The caps are counted here rather than in the SQL: ranking the rows per
  * account, webhook and event there took about half of a claim's time in
@@ -91,11 +109,13 @@ export async function claim(
   leaseUntil: Date,
   flying: readonly Exchange[],
   held: readonly string[] = [],
+  floor?: DueFloor,
 ): Promise<Claim> {
   const rows = await db<ClaimRow[]>`
     SELECT * FROM deliveries_reserve(${now}, ${limit}, ${caps.perEvent}, ${caps.perWebhook}, ${caps.perAccount},
       ${caps.slots}, ${worker}, ${leaseUntil}, ${DUE_WINDOW}, ${flying.map((f) => f.eventId)}::text[],
-      ${flying.map((f) => f.webhookId)}::text[], ${flying.map((f) => f.accountId)}::text[], ${held}::text[])`;
+      ${flying.map((f) => f.webhookId)}::text[], ${flying.map((f) => f.accountId)}::text[], ${held}::text[],
+      ${floor?.runAt ?? null}::timestamptz, ${floor?.id ?? null}::text)`;
   const last = rows.at(-1);
   const read = rows.filter((r) => r.id !== null) as ClaimedDelivery[];
   const claimed = fitCaps(read, flying, caps);
@@ -104,6 +124,7 @@ export async function claim(
     heldBack: (last?.heldBack ?? 0) + read.length - claimed.length,
     cancelled: last?.cancelled ?? 0,
     heldUntil: last?.heldUntil ?? undefined,
+    floor: last?.floorAt ? { runAt: last.floorAt, id: last.floorId ?? "" } : undefined,
   };
 }
 

@@ -4,6 +4,7 @@ import type { TestDb } from "../_helpers/db.ts";
 import { type Harness, startHarness } from "../_helpers/harness.ts";
 import type { Tx } from "../../src/db/client.ts";
 import type * as repo from "../../src/deliveries/repo.ts";
+import { DeliveryQueue } from "../../src/deliveries/queue.ts";
 
 /** A receiver and an app trusting `localhost` (queue not started: tests drive it), a pro user, jitter 0.5. */
 const DELIVERY_PRESET = { receiver: true, user: "pro" } as const;
@@ -84,4 +85,28 @@ export async function pendingIndexReads(tx: Tx, schema: string): Promise<number>
     SELECT COALESCE(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)::int AS n FROM pg_stat_user_indexes
     WHERE schemaname = ${schema} AND indexrelname IN ('deliveries_due_order_idx', 'deliveries_pending_webhook_due_idx')`;
   return row!.n;
+}
+
+/**
+ * A queue on the fixture's database with 8 slots, whose exchanges are the
+ * test's `send` and whose results its `complete` (nothing is recorded
+ * unless it records); not started (`start()`, or `runOnce()`).
+ */
+export function testQueue(
+  f: DeliveryFixture,
+  o: {
+    worker: string;
+    caps: repo.Caps;
+    send: (d: repo.ClaimedDelivery) => Promise<boolean>;
+    complete: () => Promise<unknown>;
+    floorRefreshMs?: number;
+  },
+): DeliveryQueue<boolean> {
+  return new DeliveryQueue<boolean>({
+    sql: f.db.sql,
+    clock: f.clock,
+    globalConcurrency: 8,
+    databaseOutage: { absorb: () => false },
+    ...o,
+  });
 }

@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { createWebhook, newUser } from "../_helpers/app.ts";
-import { DeliveryQueue } from "../../src/deliveries/queue.ts";
+import type { DeliveryQueue } from "../../src/deliveries/queue.ts";
 import { startReceiver } from "../_helpers/receiver.ts";
 import { waitUntil } from "../_helpers/wait.ts";
 import type { ClaimedDelivery } from "../../src/deliveries/repo.ts";
-import { type DeliveryFixture, deliveryFixture, emitInboxCreated } from "./_support.ts";
+import { type DeliveryFixture, deliveryFixture, emitInboxCreated, testQueue } from "./_support.ts";
 
 Deno.test("10 webhooks on one event, a slow receiver, two instances: never more than 3 in flight", async () => {
   const f = await deliveryFixture({ startDeliveries: true });
@@ -67,16 +67,7 @@ function oneExchangeAtATime(
   send: (d: ClaimedDelivery) => Promise<boolean>,
   complete: () => Promise<unknown>,
 ): DeliveryQueue<boolean> {
-  return new DeliveryQueue<boolean>({
-    sql: f.db.sql,
-    clock: f.clock,
-    worker,
-    globalConcurrency: 8,
-    caps: { perEvent: 3, perWebhook: 1, perAccount: 8, slots: 8 },
-    databaseOutage: { absorb: () => false },
-    send,
-    complete,
-  });
+  return testQueue(f, { worker, caps: { perEvent: 3, perWebhook: 1, perAccount: 8, slots: 8 }, send, complete });
 }
 
 Deno.test("a slot is free once its exchange ends: the next starts while the result is still being recorded", async () => {
@@ -114,14 +105,10 @@ Deno.test("an account at its share leaves the slots to another's attempts reserv
   const sent: string[] = [];
   let answer!: (ok: boolean) => void;
   const hanging = new Promise<boolean>((r) => answer = r);
-  const queue = new DeliveryQueue<boolean>({
-    sql: f.db.sql,
-    clock: f.clock,
+  const queue = testQueue(f, {
     worker: "shares",
-    globalConcurrency: 8,
     // Beside one other account, each holds at most 2 exchanges.
     caps: { perEvent: 3, perWebhook: 8, perAccount: 2, slots: 8 },
-    databaseOutage: { absorb: () => false },
     send: (d) => {
       sent.push(d.accountId);
       return hanging;

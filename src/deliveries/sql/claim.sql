@@ -62,8 +62,10 @@ DROP FUNCTION IF EXISTS deliveries_mark_in_flight(
 -- a claim past 10,000 pending attempts of one webhook took 29 ms instead of
 -- about 1 (tests/bench/README.md). The sort of the result stays: nothing
 -- else gives its order.
+DROP FUNCTION IF EXISTS deliveries_due_by_webhook(timestamptz, int, text[], text[], text[]);
 CREATE OR REPLACE FUNCTION deliveries_due_by_webhook(
-  p_now timestamptz, p_limit int, p_full_events text[], p_full_webhooks text[], p_locked text[]
+  p_now timestamptz, p_limit int, p_full_events text[], p_full_webhooks text[], p_locked text[],
+  p_low_at timestamptz, p_low_id text
 ) RETURNS text[] LANGUAGE plpgsql
 SET enable_sort = off
 -- The sort that stays makes the plan's cost that of a disabled node, far
@@ -86,6 +88,7 @@ BEGIN
     SELECT c.id FROM hooks h CROSS JOIN LATERAL (
       SELECT d.id, d.run_at FROM deliveries d
       WHERE d.status = 'pending' AND d.webhook_id >= h.hook AND d.webhook_id <= h.hook AND d.run_at <= p_now
+        AND (d.webhook_id, d.run_at, d.id) >= (h.hook, p_low_at, p_low_id)
         AND NOT (d.event_id = ANY(p_full_events)) AND d.id NOT IN (SELECT unnest(p_locked))
       ORDER BY d.webhook_id, d.run_at, d.id LIMIT p_limit
     ) c
@@ -137,14 +140,17 @@ $$;
 -- none of its attempts is read or sent, whatever their run_at, until the
 -- hold ends. Its attempts keep their place in the due order, so the head of
 -- the queue may hold them; the scan passes over them as over capped ones.
+DROP FUNCTION IF EXISTS deliveries_reserve(
+  timestamptz, int, int, int, int, int, text, timestamptz, int, text[], text[], text[], text[]);
 CREATE OR REPLACE FUNCTION deliveries_reserve(
   p_now timestamptz, p_limit int, p_per_event int, p_per_webhook int, p_per_account int, p_slots int,
   p_worker text, p_lease_until timestamptz, p_window int,
-  p_flying_events text[], p_flying_webhooks text[], p_flying_accounts text[], p_held text[]
+  p_flying_events text[], p_flying_webhooks text[], p_flying_accounts text[], p_held text[],
+  p_floor_at timestamptz DEFAULT NULL, p_floor_id text DEFAULT NULL
 ) RETURNS TABLE (
   id text, event_id text, webhook_id text, account_id text, attempt int, event_type text, payload text,
   url text, secret_ciphertext text, lease_until timestamptz, previous_secret_ciphertext text, held_back int,
-  cancelled int, held_until timestamptz
+  cancelled int, held_until timestamptz, floor_at timestamptz, floor_id text
 ) LANGUAGE plpgsql
 -- Index scans whatever the statistics say, here and in the functions this
 -- one calls (a function's settings hold for the functions it calls). A queue
@@ -180,7 +186,30 @@ DECLARE
   over int;
   filled text[] := '{}';
   lease timestamptz;
+  low_at timestamptz := COALESCE(p_floor_at, '-infinity');
+  low_id text := COALESCE(p_floor_id, '');
+  oldest_at timestamptz;
+  oldest_id text;
 BEGIN
+  -- The oldest due attempt from the caller's floor on (none: from the
+  -- start), where every scan of the due order below starts. A finished
+  -- attempt leaves a dead entry in the partial indexes of pending attempts
+  -- until a VACUUM (none at all on the embedded database), at the head of
+  -- the due order, which a scan from the start steps over: 200,000 attempts
+  -- finished since the last VACUUM made a claim of 48 rows take 4.04 ms
+  -- instead of 1.48, and the first claim after them 48 ms (their heap rows
+  -- read to find them dead; tests/bench/claim_floor.ts). The
+  -- caller passes back what this returns (`floor_at`, `floor_id`), less a
+  -- margin for attempts that commit late, and no floor now and then, so
+  -- that an attempt put back behind it (a lease that ran out) is found.
+  SELECT d.run_at, d.id INTO oldest_at, oldest_id FROM deliveries d
+  WHERE d.status = 'pending' AND d.run_at <= p_now AND (d.run_at, d.id) >= (low_at, low_id)
+  ORDER BY d.run_at, d.id LIMIT 1;
+  IF oldest_at IS NOT NULL THEN
+    low_at := oldest_at;
+    low_id := oldest_id;
+  END IF;
+
   -- What is in flight is small (bounded by every instance's concurrency), so
   -- counting it per event, webhook and account costs little. An account is
   -- full here at half of what the others leave, the most the caller's count
@@ -234,7 +263,7 @@ BEGIN
   FROM (
     SELECT head.id, head.webhook_id FROM (
       SELECT d.id, d.event_id, d.webhook_id FROM deliveries d
-      WHERE d.status = 'pending' AND d.run_at <= p_now
+      WHERE d.status = 'pending' AND d.run_at <= p_now AND (d.run_at, d.id) >= (low_at, low_id)
       ORDER BY d.run_at, d.id LIMIT p_window + cardinality(p_held)
     ) head
     WHERE NOT (head.event_id = ANY(full_events)) AND NOT (head.webhook_id = ANY(full_webhooks))
@@ -280,10 +309,11 @@ BEGIN
   -- start the walk without the look past the window, which reads the
   -- window's index entries: a walk over few webhooks costs less.
   IF over > 0 OR cardinality(picked) < p_limit AND EXISTS (
-    SELECT 1 FROM deliveries d WHERE d.status = 'pending' AND d.run_at <= p_now
+    SELECT 1 FROM deliveries d WHERE d.status = 'pending' AND d.run_at <= p_now AND (d.run_at, d.id) >= (low_at, low_id)
     ORDER BY d.run_at, d.id OFFSET p_window LIMIT 1
   ) THEN
-    candidates := deliveries_due_by_webhook(p_now, p_limit, full_events, full_webhooks || filled, picked || p_held);
+    candidates := deliveries_due_by_webhook(
+      p_now, p_limit, full_events, full_webhooks || filled, picked || p_held, low_at, low_id);
     candidates := candidates[1:p_limit - cardinality(picked) + over];
     picked := picked || candidates;
     -- Their webhooks, as the head's rows have theirs from the scan.
@@ -356,7 +386,7 @@ BEGIN
     RETURN QUERY SELECT d.id, d.event_id, d.webhook_id, w.account_id, d.attempt, e.type, e.payload,
       w.url, w.secret_ciphertext, lease,
       CASE WHEN w.previous_secret_expires_at > p_now THEN w.previous_secret_ciphertext END,
-      NULL::int, NULL::int, NULL::timestamptz
+      NULL::int, NULL::int, NULL::timestamptz, NULL::timestamptz, NULL::text
     -- By primary key, the status tested on the row found: with `status = 'pending'` in the scan the planner could
     -- read the whole pending index to find these few rows (4 to 15 ms). OFFSET 0 keeps the test outside (no
     -- qualifier is pushed into a subquery with an OFFSET).
@@ -367,9 +397,12 @@ BEGIN
     ORDER BY u.n;
     GET DIAGNOSTICS claimed = ROW_COUNT;
   END IF;
+  -- The floor of the next claim: nothing due from the caller's on, then
+  -- nothing before p_now either (what commits late the caller's margin
+  -- covers).
   RETURN QUERY SELECT NULL::text, NULL::text, NULL::text, NULL::text, NULL::int, NULL::text, NULL::text,
     NULL::text, NULL::text, NULL::timestamptz, NULL::text, cardinality(picked) - claimed + not_owned, cardinality(inactive),
-    hold_ends;
+    hold_ends, COALESCE(oldest_at, p_now), COALESCE(oldest_id, '');
 END
 $$;
 
