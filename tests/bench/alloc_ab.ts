@@ -15,14 +15,14 @@
  *
  * Garbage is CPU twice: to make it and to collect it.
  */
-import { createTestDb, type TestDb } from "../_helpers/db.ts";
+import type { TestDb } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
 import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
 import type { commitInboxEvents } from "../_helpers/events.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { median } from "./stats.ts";
-import { alternately, ROOT, spawnReady, startTree, treeAt, type TreeService } from "./trees.ts";
+import { alternately, spawnReady, startBeforeAndAfter, startTree, stopTrees, type TreeService } from "./trees.ts";
 import { waitUntil } from "../_helpers/wait.ts";
 
 const option = (name: string, fallback: number) =>
@@ -164,8 +164,7 @@ async function flow(tree: Tree) {
 
 const trees: Tree[] = [];
 try {
-  trees.push(await startAllocTree("before", await treeAt(commit), await createTestDb({ migrated: false })));
-  trees.push(await startAllocTree("after", ROOT, await createTestDb()));
+  await startBeforeAndAfter(commit, trees, startAllocTree);
   const results = await alternately(trees, rounds, flow, (t, r, round) => {
     console.log(
       `round ${round} ${t.name.padEnd(6)} ${
@@ -188,11 +187,8 @@ try {
     }
   }
 } finally {
-  for (const t of trees) {
-    t.devtools.close();
-    await t.service.stop("SIGKILL");
-    await t.db.close();
-  }
+  for (const t of trees) t.devtools.close();
+  await stopTrees(trees);
   receiver.kill("SIGKILL");
   await receiver.status;
 }

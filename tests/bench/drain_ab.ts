@@ -16,7 +16,7 @@
  * draining, with /proc/loadavg. `--cpu-prof` writes
  * V8 profiles of both services to tests/bench/.cache/prof-<tree>/.
  */
-import { createTestDb, type TestDb } from "../_helpers/db.ts";
+import type { TestDb } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
 import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
@@ -26,7 +26,7 @@ import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
 import { stageMetrics, stageTable } from "./delivery_stages.ts";
 import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
 import { median } from "./stats.ts";
-import { ROOT, spawnReady, startTree, treeAt, type TreeService } from "./trees.ts";
+import { ROOT, spawnReady, startBeforeAndAfter, startTree, stopTrees, type TreeService } from "./trees.ts";
 
 const args = Deno.args.filter((a) => !a.startsWith("--"));
 const cpuProf = Deno.args.includes("--cpu-prof");
@@ -153,11 +153,9 @@ const port = freePort();
 const control = freePort();
 const receiver = await spawnReady(["run", "-A", "tests/bench/receiver_server.ts", String(port), String(control)]);
 const receiverPid = receiver.pid;
-const before = await treeAt(commit);
 const trees: Tree[] = [];
 try {
-  trees.push(await startDrainTree("before", before, await createTestDb({ migrated: false })));
-  trees.push(await startDrainTree("after", ROOT, await createTestDb()));
+  await startBeforeAndAfter(commit, trees, startDrainTree);
   for (const t of trees) {
     const api = apiAt(t.url);
     const acc = await newOperatorAccount(api, "business");
@@ -212,11 +210,8 @@ try {
     );
   }
 } finally {
-  for (const t of trees) {
-    // SIGINT lets --cpu-prof write its profile.
-    await t.service.stop(cpuProf ? "SIGINT" : "SIGKILL");
-    await t.db.close();
-  }
+  // SIGINT lets --cpu-prof write its profile.
+  await stopTrees(trees, cpuProf ? "SIGINT" : "SIGKILL");
   receiver.kill("SIGKILL");
   await receiver.status;
 }

@@ -19,7 +19,7 @@
  * busy the whole machine was (/proc/stat), and /proc/loadavg; then each
  * tree's p95 of every round.
  */
-import { createTestDb, type TestDb } from "../_helpers/db.ts";
+import type { TestDb } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
 import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
 import type { commitInboxEvents } from "../_helpers/events.ts";
@@ -28,7 +28,7 @@ import { sleep } from "../_helpers/wait.ts";
 import { stageMetrics, stageTable } from "./delivery_stages.ts";
 import { CLK_TCK, machineTicks, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
 import { percentile, steadily } from "./stats.ts";
-import { alternately, ROOT, spawnReady, startTree, treeAt, type TreeService } from "./trees.ts";
+import { alternately, spawnReady, startBeforeAndAfter, startTree, stopTrees, type TreeService } from "./trees.ts";
 
 const option = (name: string, fallback: number) =>
   Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
@@ -111,8 +111,7 @@ async function flow(tree: Tree) {
 
 const trees: Tree[] = [];
 try {
-  trees.push(await startLatencyTree("before", await treeAt(commit), await createTestDb({ migrated: false })));
-  trees.push(await startLatencyTree("after", ROOT, await createTestDb()));
+  await startBeforeAndAfter(commit, trees, startLatencyTree);
   const results = await alternately(trees, rounds, flow, (t, r, round) => {
     const s = r.stages;
     console.log(
@@ -128,10 +127,7 @@ try {
   console.log(`\n${RATE} events/s x ${FANOUT} webhooks for ${SECONDS} s, p95 of each round (ms):`);
   for (const t of trees) console.log(`${t.name}: ${results.get(t.name)!.map((r) => r.p[1]).join(", ")}`);
 } finally {
-  for (const t of trees) {
-    await t.service.stop("SIGKILL");
-    await t.db.close();
-  }
+  await stopTrees(trees);
   receiver.kill("SIGKILL");
   await receiver.status;
 }

@@ -5,6 +5,7 @@
  * `git archive` into tests/bench/.cache, and each tree's service runs as its
  * own process on its own schema (the trees have different migrations).
  */
+import { createTestDb, type TestDb } from "../_helpers/db.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { waitUntil } from "../_helpers/wait.ts";
 
@@ -128,4 +129,29 @@ export async function alternately<T extends { name: string }, R>(
     }
   }
   return results;
+}
+
+/**
+ * Starts the tree at `commit` ("before", on a database its own migrations
+ * set up) and this checkout ("after") through `start`, each pushed onto
+ * `trees` as it starts, so that the caller's `stopTrees` stops whatever did.
+ */
+export async function startBeforeAndAfter<T>(
+  commit: string,
+  trees: T[],
+  start: (name: "before" | "after", root: URL, db: TestDb) => Promise<T>,
+): Promise<void> {
+  trees.push(await start("before", await treeAt(commit), await createTestDb({ migrated: false })));
+  trees.push(await start("after", ROOT, await createTestDb()));
+}
+
+/** Stops each tree's service (SIGKILL unless told) and drops its database. */
+export async function stopTrees(
+  trees: readonly { service: TreeService; db: TestDb }[],
+  signal: Deno.Signal = "SIGKILL",
+): Promise<void> {
+  for (const t of trees) {
+    await t.service.stop(signal);
+    await t.db.close();
+  }
 }
