@@ -19,13 +19,16 @@ export function deliveryFixture(
   return startHarness({ ...DELIVERY_PRESET, random: () => 0.5, ...opts });
 }
 
-/** Emits an `inbox.created` event for the fixture's user (or `accountId`), committed; returns the event id. */
+/**
+ * Emits an `inbox.created` event for the fixture's user (or `accountId`),
+ * created at the fixture's clock (or `now`), committed; returns the event id.
+ */
 export async function emitInboxCreated(
   f: DeliveryFixture,
   inboxId = `inb_${crypto.randomUUID()}`,
   accountId = f.user.id,
+  now = f.clock.now(),
 ): Promise<string> {
-  const now = f.clock.now();
   return await f.app.deps.outbox.transaction((_tx, emit) =>
     emit(accountId, "inbox.created", {
       inboxId,

@@ -83,14 +83,7 @@ Deno.test("an attempt committed after a claim, due a moment before that claim's 
   await afterFirstClaim(600_000, async (s) => {
     // Emitted 2 s before the first (its attempt due then), committed after the first was claimed: a long
     // transaction. The clock does not go back.
-    const at = new Date(s.f.clock.now().getTime() - 2_000);
-    const late = await s.f.app.deps.outbox.transaction((_tx, emit) =>
-      emit(s.f.user.id, "inbox.created", {
-        inboxId: "inb_late",
-        address: "late@inbox.localhost",
-        expiresAt: at.toISOString(),
-      }, at)
-    );
+    const late = await emitInboxCreated(s.f, "inb_late", s.f.user.id, new Date(s.f.clock.now().getTime() - 2_000));
     await sentSoon(s, late);
   });
 });
