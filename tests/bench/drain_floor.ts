@@ -1,0 +1,222 @@
+/**
+ * How far the delivery drain is from the least any engine that keeps its
+ * attempts in PostgreSQL can do on this machine, side by side:
+ *
+ *   deno run -A --lock=deno.dev.lock tests/bench/drain_floor.ts [rounds]
+ *
+ * Each round drains the backlog of `drain_ab.ts` (2,000 events x 3 webhooks of
+ * one account, released at once, timed from the release's commit) three ways
+ * in turn, the order reversed every other round: the service of this
+ * checkout; the floor engine (`floor_engine.ts`: batched claims and results,
+ * two HMACs, 32 at a time, none of the service's caps, leases or failure
+ * handling) sending with plain `fetch` ("floor-fetch") and with the service's
+ * delivery client ("floor-own"), each on a schema of its own that the same
+ * migrations set up; then plain `fetch` at 32 with no database
+ * (`fetch_load.ts`). Printed per round and as medians: deliveries/s, its
+ * ratio to that round's fetch, and the CPU a delivery of the engine,
+ * PostgreSQL (all of its processes) and the receiver (for fetch: of the
+ * sending process and the receiver).
+ */
+import type { TestDb } from "../_helpers/db.ts";
+import { createTestDb } from "../_helpers/db.ts";
+import { serviceEnv } from "../_helpers/process.ts";
+import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
+import { commitInboxEvents } from "../_helpers/events.ts";
+import { freePort } from "../_helpers/ports.ts";
+import { sleep } from "../_helpers/wait.ts";
+import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
+import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
+import { median } from "./stats.ts";
+import { ROOT, spawnReady, startTree, type TreeService } from "./trees.ts";
+
+const rounds = Number(Deno.args[0] ?? 5);
+const EVENTS = 2_000;
+const FANOUT = 3;
+const CONCURRENCY = 32;
+
+interface Engine {
+  name: string;
+  pid: number;
+  db: TestDb;
+  accountId: string;
+}
+
+const count = async (control: number): Promise<number> =>
+  (await (await fetch(`http://127.0.0.1:${control}/count`)).json()).count;
+const reset = async (control: number) =>
+  await (await fetch(`http://127.0.0.1:${control}/reset?delayMs=0`, { method: "POST" })).text();
+
+/** An account with FANOUT webhooks to the receiver, made through a service's API. */
+async function account(url: string, port: number): Promise<string> {
+  const api = apiAt(url);
+  const acc = await newOperatorAccount(api, "business");
+  await newApiKey(api, acc, "bench");
+  for (let i = 0; i < FANOUT; i++) {
+    await createWebhook(api, acc, `https://localhost:${port}/h${i}`, ["inbox.created"], "bench-secret-0123456789");
+  }
+  return acc.id;
+}
+
+interface Drained {
+  rate: number;
+  engineUs: number;
+  postgresUs: number;
+  receiverUs: number;
+}
+
+async function drain(e: Engine, control: number): Promise<Drained> {
+  await reset(control);
+  await commitInboxEvents(e.db.sql, e.accountId, EVENTS, 100, new Date(Date.now() + 3_600_000));
+  await e.db.sql.begin(async (tx) => {
+    await tx`UPDATE deliveries SET run_at = now() WHERE status = 'pending'`;
+    await tx`SELECT pg_notify(${DELIVERY_CHANNEL}, '')`;
+  });
+  const [s0, r0, p0] = [procCpu(e.pid)!.ticks, procCpu(receiverPid)!.ticks, postgresTicks()];
+  const started = performance.now();
+  const deadline = Date.now() + 120_000;
+  const total = EVENTS * FANOUT;
+  while ((await count(control)) < total) {
+    if (Date.now() > deadline) throw new Error(`${e.name}: the receiver got ${await count(control)} of ${total}`);
+    await sleep(5);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const [s1, r1, p1] = [procCpu(e.pid)!.ticks, procCpu(receiverPid)!.ticks, postgresTicks()];
+  const us = (ticks: number) => Math.round((ticks / CLK_TCK) * 1e6 / total);
+  // The last results commit before the next drain.
+  const left = Date.now() + 10_000;
+  while (Date.now() < left) {
+    const [row] = await e.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM deliveries WHERE status = 'pending'`;
+    if (row?.n === 0) break;
+    await sleep(50);
+  }
+  await sleep(300);
+  return {
+    rate: Math.round(total / seconds),
+    engineUs: us(s1 - s0),
+    postgresUs: us(postgresTicksUsed(p0, p1)),
+    receiverUs: us(r1 - r0),
+  };
+}
+
+/** Plain fetch at CONCURRENCY: requests/s, and the CPU of the sender and the receiver a request. */
+async function fetchLimit(
+  port: number,
+  control: number,
+): Promise<{ rate: number; senderUs: number; receiverUs: number }> {
+  await reset(control);
+  const requests = 30_000;
+  const child = new Deno.Command("deno", {
+    args: [
+      "run",
+      "-A",
+      "tests/bench/fetch_load.ts",
+      `https://localhost:${port}/plain`,
+      `${requests}`,
+      `${CONCURRENCY}`,
+      "230",
+    ],
+    cwd: ROOT,
+    stdout: "piped",
+  }).spawn();
+  // Sampled just before it exits: the last reading of the sender's ticks (start-up included, about 0.1 s).
+  let senderTicks = 0;
+  const r0 = procCpu(receiverPid)!.ticks;
+  const sampler = setInterval(() => senderTicks = procCpu(child.pid)?.ticks ?? senderTicks, 20);
+  const out = await child.output();
+  clearInterval(sampler);
+  const r1 = procCpu(receiverPid)!.ticks;
+  const us = (ticks: number) => Math.round((ticks / CLK_TCK) * 1e6 / requests);
+  return {
+    rate: Number(new TextDecoder().decode(out.stdout).trim()),
+    senderUs: us(senderTicks),
+    receiverUs: us(r1 - r0),
+  };
+}
+
+const port = freePort();
+const control = freePort();
+const receiver = await spawnReady(["run", "-A", "tests/bench/receiver_server.ts", String(port), String(control)]);
+const receiverPid = receiver.pid;
+const services: TreeService[] = [];
+const dbs: TestDb[] = [];
+const floors: Deno.ChildProcess[] = [];
+try {
+  const serviceDb = await createTestDb();
+  dbs.push(serviceDb);
+  const service = await startTree(ROOT, serviceEnv(serviceDb), { name: "service" });
+  services.push(service);
+  const engines: Engine[] = [{
+    name: "service",
+    pid: service.pid,
+    db: serviceDb,
+    accountId: await account(service.url, port),
+  }];
+
+  for (const client of ["fetch", "own"]) {
+    // The floor's schema: the same migrations, its account and webhooks made by a service that then stops.
+    const floorDb = await createTestDb();
+    dbs.push(floorDb);
+    const setup = await startTree(ROOT, serviceEnv(floorDb), { name: "setup" });
+    services.push(setup);
+    const floorAccount = await account(setup.url, port);
+    await setup.stop("SIGTERM");
+    const floorUrl = serviceEnv(floorDb).DATABASE_URL!;
+    const floor = await spawnReady(["run", "-A", "tests/bench/floor_engine.ts", floorUrl, String(CONCURRENCY), client]);
+    floors.push(floor);
+    engines.push({ name: `floor-${client}`, pid: floor.pid, db: floorDb, accountId: floorAccount });
+  }
+
+  for (const e of engines) await drain(e, control); // warm-up: connections, JIT
+  const runs = new Map<string, (Drained & { ratio: number })[]>(engines.map((e) => [e.name, []]));
+  const fetches: { rate: number; senderUs: number; receiverUs: number }[] = [];
+  const f2 = (x: number) => (Math.round(x * 100) / 100).toString();
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? engines : [...engines].reverse();
+    const got = new Map<string, Drained>();
+    for (const e of order) got.set(e.name, await drain(e, control));
+    const fetched = await fetchLimit(port, control);
+    const limit = fetched.rate;
+    fetches.push(fetched);
+    console.log(
+      `round ${round} fetch   ${limit}/s; us a request: sender ${fetched.senderUs}, receiver ${fetched.receiverUs}`,
+    );
+    for (const e of engines) {
+      const r = { ...got.get(e.name)!, ratio: got.get(e.name)!.rate / limit };
+      runs.get(e.name)!.push(r);
+      console.log(
+        `round ${round} ${e.name.padEnd(7)} ${r.rate}/s (${
+          f2(r.ratio)
+        } of fetch ${limit}); us a delivery: engine ${r.engineUs}, PostgreSQL ${r.postgresUs}, receiver ${r.receiverUs}`,
+      );
+    }
+  }
+  console.log(`\nmedians of ${rounds} rounds; fetch at ${CONCURRENCY}`);
+  console.log("| engine | deliveries/s | of fetch | engine us | PostgreSQL us | receiver us |");
+  console.log("|---|---|---|---|---|---|");
+  for (const e of engines) {
+    const rs = runs.get(e.name)!;
+    const m = (k: keyof (Drained & { ratio: number })) => median(rs.map((r) => r[k]));
+    console.log(
+      `| ${e.name} | ${Math.round(m("rate"))} | ${f2(m("ratio"))} | ${m("engineUs")} | ${m("postgresUs")} | ${
+        m("receiverUs")
+      } |`,
+    );
+  }
+  const mf = (k: "rate" | "senderUs" | "receiverUs") => median(fetches.map((f) => f[k]));
+  console.log(
+    `| plain fetch, no database | ${Math.round(mf("rate"))} | 1 | ${mf("senderUs")} | | ${mf("receiverUs")} |`,
+  );
+} finally {
+  for (const floor of floors) {
+    try {
+      floor.kill("SIGKILL");
+    } catch {
+      // It exited already.
+    }
+    await floor.status;
+  }
+  for (const s of services) await s.stop();
+  for (const d of dbs) await d.close();
+  receiver.kill("SIGKILL");
+  await receiver.status;
+}

@@ -1,0 +1,160 @@
+/**
+ * The least a delivery engine that keeps its attempts in PostgreSQL can do,
+ * for `drain_floor.ts`: claim due attempts in batches, sign each body (the
+ * two HMACs the service computes), send it at a fixed concurrency, and record the results in batches (each attempt's row closed
+ * as the service closes it, each webhook's `last_triggered_at` and failure
+ * count): the statements any design that writes every result to the row
+ * needs, with none of the service's guarantees (no caps per webhook, event
+ * or account, no leases, no failures, retries or holds, one instance only).
+ *
+ *   deno run -A tests/bench/floor_engine.ts <database url> <concurrency> [fetch|own]
+ *
+ * `fetch` (the default) sends with plain `fetch`; `own` with the service's
+ * delivery client (`src/deliveries/http_client.ts`).
+ *
+ * Wakes on the service's NOTIFY channel, then claims until nothing is due.
+ * Prints "ready" once it listens.
+ */
+import postgres from "postgres";
+import { createHmac } from "node:crypto";
+import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
+import { createWebhookHttpClient } from "../../src/deliveries/http_client.ts";
+import { systemResolver } from "../../src/url_safety/resolver.ts";
+
+const [url, concurrencyArg, clientArg] = Deno.args;
+if (!url) throw new Error("usage: floor_engine.ts <database url> <concurrency>");
+const CONCURRENCY = Number(concurrencyArg ?? 32);
+/** Reserved ahead of free slots, as the service's claim does (four times the caps). */
+const RESERVE = 4 * CONCURRENCY;
+const WORKER = "floor";
+const SECRET = "bench-secret-0123456789";
+
+const sql = postgres(url, { max: 4, onnotice: () => {} });
+const caPem = await Deno.readTextFile(new URL("../_helpers/certs/ca.pem", import.meta.url));
+const client = Deno.createHttpClient({ caCerts: [caPem], http2: false });
+const own = clientArg === "own"
+  ? createWebhookHttpClient({ resolver: systemResolver(), trustedHosts: new Set(["localhost"]) }, caPem)
+  : undefined;
+
+/** One POST: the response's status and body. */
+async function post(url: string, headers: Record<string, string>, body: string): Promise<[number, string]> {
+  if (own) {
+    const out = await own.send({ url, headers, body, timeoutMs: 10_000 }, 2_000);
+    if (out.kind === "error") throw new Error(out.reason);
+    return [out.status, out.body];
+  }
+  const res = await fetch(url, { method: "POST", body, client, headers });
+  return [res.status, await res.text()];
+}
+
+interface Due {
+  id: string;
+  event_id: string;
+  webhook_id: string;
+  type: string;
+  payload: string;
+  url: string;
+}
+interface Result {
+  id: string;
+  webhookId: string;
+  url: string;
+  status: number;
+  ms: number;
+  body: string;
+  finished: Date;
+}
+
+const held = new Set<string>();
+const queue: Due[] = [];
+const results: Result[] = [];
+let flying = 0;
+let claiming = false;
+let recording = false;
+let more = false;
+
+async function claim(): Promise<void> {
+  claiming = true;
+  try {
+    const room = RESERVE - queue.length - flying;
+    const rows = await sql<Due[]>`
+      SELECT d.id, d.event_id, d.webhook_id, e.type, e.payload, w.url
+      FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+      WHERE d.status = 'pending' AND d.run_at <= now() AND NOT (d.id = ANY(${[...held]}::text[]))
+      ORDER BY d.run_at, d.id LIMIT ${room}`;
+    for (const r of rows) {
+      held.add(r.id);
+      queue.push(r);
+    }
+    more = rows.length === room;
+  } finally {
+    claiming = false;
+  }
+  pump();
+}
+
+function pump(): void {
+  while (flying < CONCURRENCY && queue.length > 0) void send(queue.shift()!);
+  if (!claiming && more && queue.length + flying <= RESERVE - CONCURRENCY) void claim();
+}
+
+async function send(d: Due): Promise<void> {
+  flying++;
+  const started = performance.now();
+  const ts = Math.floor(Date.now() / 1000);
+  const standard = createHmac("sha256", SECRET).update(`${d.id}.${ts}.${d.payload}`).digest("base64");
+  const github = createHmac("sha256", SECRET).update(d.payload).digest("hex");
+  const [status, body] = await post(d.url, {
+    "content-type": "application/json",
+    "webhook-id": d.id,
+    "webhook-timestamp": String(ts),
+    "webhook-signature": `v1,${standard}`,
+    "x-hub-signature-256": `sha256=${github}`,
+    "x-event-type": d.type,
+    "x-event-id": d.event_id,
+  }, d.payload);
+  flying--;
+  results.push({
+    id: d.id,
+    webhookId: d.webhook_id,
+    url: d.url,
+    status,
+    ms: Math.round(performance.now() - started),
+    body: body.slice(0, 2_000),
+    finished: new Date(),
+  });
+  pump();
+  void record();
+}
+
+async function record(): Promise<void> {
+  if (recording || results.length === 0) return;
+  recording = true;
+  const batch = results.splice(0);
+  try {
+    await sql`
+      WITH r AS (
+        SELECT * FROM unnest(${batch.map((r) => r.id)}::text[], ${batch.map((r) => r.status)}::int[],
+          ${batch.map((r) => r.ms)}::int[], ${batch.map((r) => r.body)}::text[],
+          ${batch.map((r) => r.finished.toISOString())}::timestamptz[], ${batch.map((r) => r.url)}::text[],
+          ${batch.map((r) => r.webhookId)}::text[]) AS r(id, status, ms, body, finished, url, webhook_id)
+      ), closed AS (
+        UPDATE deliveries d SET status = 'succeeded', response_status = r.status, duration_ms = r.ms, error = NULL,
+          finished_at = r.finished, lease_until = NULL, response_body = r.body, url = r.url, claimed_by = ${WORKER}
+        FROM r WHERE d.id = r.id AND d.status = 'pending'
+      )
+      UPDATE webhooks w SET failure_count = 0, last_triggered_at = g.at
+      FROM (SELECT webhook_id, max(finished) AS at FROM r GROUP BY webhook_id) g
+      WHERE w.id = g.webhook_id`;
+  } finally {
+    for (const r of batch) held.delete(r.id);
+    recording = false;
+  }
+  void record();
+}
+
+await sql.listen(DELIVERY_CHANNEL, () => {
+  more = true;
+  if (!claiming) void claim();
+});
+console.log("ready");
