@@ -23,7 +23,7 @@ import { commitInboxEvents } from "../_helpers/events.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
-import { stageMetrics, stageTable } from "./delivery_stages.ts";
+import { functionCalls, functionStats, stageMetrics, stageTable, withFunctionStats } from "./delivery_stages.ts";
 import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
 import { median } from "./stats.ts";
 import { ROOT, spawnReady, startBeforeAndAfter, startTree, stopTrees, type TreeService } from "./trees.ts";
@@ -49,28 +49,8 @@ interface Tree {
 
 async function startDrainTree(name: string, root: URL, db: TestDb): Promise<Tree> {
   const flags = cpuProf ? [`--cpu-prof`, `--cpu-prof-dir=${new URL(`prof-${name}/`, CACHE).pathname}`] : [];
-  // Calls and time of the stored functions, per schema (pg_stat_user_functions).
-  const env = Object.fromEntries(
-    Object.entries(serviceEnv(db)).map(([k, v]) => [k, k === "DATABASE_URL" ? `${v}&track_functions=pl` : v]),
-  );
-  const service = await startTree(root, env, { denoFlags: flags, name });
+  const service = await startTree(root, withFunctionStats(serviceEnv(db)), { denoFlags: flags, name });
   return { name, url: service.url, pid: service.pid, service, db, accountId: "" };
-}
-
-/** Calls and total ms of the claim and record functions in the tree's schema. */
-async function functionStats(db: TestDb): Promise<Record<string, { calls: number; ms: number }>> {
-  const rows = await db.sql<{ funcname: string; calls: number; ms: number }[]>`
-    SELECT funcname, calls::int, total_time AS ms FROM pg_stat_user_functions WHERE schemaname = ${db.schema}`;
-  const out: Record<string, { calls: number; ms: number }> = {};
-  for (const r of rows) {
-    const key = r.funcname.startsWith("deliveries_claim") || r.funcname.startsWith("deliveries_reserve")
-      ? "claim"
-      : r.funcname;
-    if (key !== "claim" && key !== "deliveries_record_results") continue;
-    // The previous names call the new ones: count the outermost once.
-    if (!out[key] || r.ms > out[key]!.ms) out[key] = { calls: r.calls, ms: r.ms };
-  }
-  return out;
 }
 
 async function count(control: number): Promise<number> {
@@ -105,11 +85,7 @@ async function drain(tree: Tree, control: number) {
   await sleep(1_300);
   const m1 = await stageMetrics(tree.url);
   const f1 = await functionStats(tree.db);
-  const fd = (k: string) => {
-    const calls = (f1[k]?.calls ?? 0) - (f0[k]?.calls ?? 0);
-    return { calls, ms: calls > 0 ? ((f1[k]?.ms ?? 0) - (f0[k]?.ms ?? 0)) / calls : NaN };
-  };
-  const [claimDb, recordDb] = [fd("claim"), fd("deliveries_record_results")];
+  const [claimDb, recordDb] = [functionCalls(f0, f1, "claim"), functionCalls(f0, f1, "record")];
   const stages = stageTable(m0, m1, seconds);
   return {
     rate: Math.round((EVENTS * FANOUT) / seconds),

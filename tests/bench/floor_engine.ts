@@ -1,19 +1,20 @@
 /**
  * The least a delivery engine that keeps its attempts in PostgreSQL can do,
- * for `drain_floor.ts`: claim due attempts in batches, sign each body (the
- * two HMACs the service computes), send it at a fixed concurrency, and record the results in batches (each attempt's row closed
- * as the service closes it, each webhook's `last_triggered_at` and failure
- * count): the statements any design that writes every result to the row
- * needs, with none of the service's guarantees (no caps per webhook, event
- * or account, no leases, no failures, retries or holds, one instance only).
+ * for `engine_floor.ts`: claim due attempts in batches (the scan starting
+ * past what was sent, as the service's does), sign each body (the two HMACs
+ * the service computes), send it at a fixed concurrency, and record the
+ * results in batches (each attempt's row closed as the service closes it,
+ * each webhook's `last_triggered_at` and failure count): the statements any
+ * design that writes every result to the row needs, with none of the
+ * service's guarantees (no caps per webhook, event or account, no leases, no
+ * failures, retries or holds, one instance only).
  *
  *   deno run -A tests/bench/floor_engine.ts <database url> <concurrency> [fetch|own]
  *
  * `fetch` (the default) sends with plain `fetch`; `own` with the service's
- * delivery client (`src/deliveries/http_client.ts`).
- *
- * Wakes on the service's NOTIFY channel, then claims until nothing is due.
- * Prints "ready" once it listens.
+ * delivery client (`src/deliveries/http_client.ts`). Wakes on the service's
+ * NOTIFY channel (every schema's commits: the channel is the database's),
+ * then claims until nothing is due. Prints "ready" once it listens.
  */
 import postgres from "postgres";
 import { createHmac } from "node:crypto";
@@ -54,6 +55,7 @@ interface Due {
   type: string;
   payload: string;
   url: string;
+  run_at: Date;
 }
 interface Result {
   id: string;
@@ -71,22 +73,40 @@ const results: Result[] = [];
 let flying = 0;
 let claiming = false;
 let recording = false;
+/** Whether a claim should follow the one under way: it filled its room, or a NOTIFY came meanwhile. */
 let more = false;
+let notified = false;
+
+/**
+ * Where the claim's scan starts, as the service's does: a sent attempt leaves
+ * a dead entry at the head of the due order until a VACUUM, and a scan from
+ * the start steps over all of them. Once a second, from the start.
+ */
+const FLOOR_MARGIN_MS = 5_000;
+let lowAt = 0;
+let lowSince = 0;
+function floor(): Date {
+  if (Date.now() - lowSince > 1_000) [lowAt, lowSince] = [0, Date.now()];
+  return new Date(lowAt);
+}
 
 async function claim(): Promise<void> {
   claiming = true;
+  notified = false;
   try {
     const room = RESERVE - queue.length - flying;
     const rows = await sql<Due[]>`
-      SELECT d.id, d.event_id, d.webhook_id, e.type, e.payload, w.url
+      SELECT d.id, d.event_id, d.webhook_id, e.type, e.payload, w.url, d.run_at
       FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
-      WHERE d.status = 'pending' AND d.run_at <= now() AND NOT (d.id = ANY(${[...held]}::text[]))
+      WHERE d.status = 'pending' AND d.run_at <= now() AND d.run_at >= ${floor().toISOString()}
+        AND NOT (d.id = ANY(${[...held]}::text[]))
       ORDER BY d.run_at, d.id LIMIT ${room}`;
+    lowAt = rows[0] ? rows[0].run_at.getTime() - FLOOR_MARGIN_MS : Date.now() - FLOOR_MARGIN_MS;
     for (const r of rows) {
       held.add(r.id);
       queue.push(r);
     }
-    more = rows.length === room;
+    more = rows.length === room || notified;
   } finally {
     claiming = false;
   }
@@ -154,6 +174,7 @@ async function record(): Promise<void> {
 }
 
 await sql.listen(DELIVERY_CHANNEL, () => {
+  notified = true;
   more = true;
   if (!claiming) void claim();
 });

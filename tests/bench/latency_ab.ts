@@ -14,7 +14,8 @@
  * event's `createdAt`, stamped as it is emitted, before its commit), the
  * events' own emit-to-commit p50/p95 (one account's events commit one after
  * the other: its lock is held to the commit), the stage table
- * (delivery_stages.ts), the CPU of the service, of PostgreSQL (all of the
+ * (delivery_stages.ts), the claim and record calls a second and their mean
+ * time in PostgreSQL, the CPU of the service, of PostgreSQL (all of the
  * server's processes), of the receiver and of this process while it ran, how
  * busy the whole machine was (/proc/stat), and /proc/loadavg; then each
  * tree's p95 of every round.
@@ -25,7 +26,7 @@ import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers
 import type { commitInboxEvents } from "../_helpers/events.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { sleep } from "../_helpers/wait.ts";
-import { stageMetrics, stageTable } from "./delivery_stages.ts";
+import { functionCalls, functionStats, stageMetrics, stageTable, withFunctionStats } from "./delivery_stages.ts";
 import { CLK_TCK, machineTicks, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
 import { percentile, steadily } from "./stats.ts";
 import { alternately, spawnReady, startBeforeAndAfter, startTree, stopTrees, type TreeService } from "./trees.ts";
@@ -54,7 +55,7 @@ interface Tree {
 }
 
 async function startLatencyTree(name: string, root: URL, db: TestDb): Promise<Tree> {
-  const service = await startTree(root, serviceEnv(db), { name });
+  const service = await startTree(root, withFunctionStats(serviceEnv(db)), { name });
   const api = apiAt(service.url);
   const acc = await newOperatorAccount(api, "business");
   await newApiKey(api, acc, "bench");
@@ -80,6 +81,7 @@ function cpuNow(tree: Tree) {
 async function flow(tree: Tree) {
   await (await fetch(`http://127.0.0.1:${control}/reset?delayMs=0`, { method: "POST" })).text();
   const m0 = await stageMetrics(tree.service.url);
+  const f0 = await functionStats(tree.db);
   const load = Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
   const cpu0 = cpuNow(tree);
   const total = RATE * SECONDS;
@@ -94,11 +96,18 @@ async function flow(tree: Tree) {
   const seconds = (performance.now() - started) / 1000;
   const cpu1 = cpuNow(tree);
   const stages = stageTable(m0, await stageMetrics(tree.service.url), seconds);
+  // The backends report their function statistics at most once a second.
+  await sleep(1_100);
+  const f1 = await functionStats(tree.db);
+  const [claims, records] = [functionCalls(f0, f1, "claim"), functionCalls(f0, f1, "record")];
   const sorted = ((await receiverJson("/stats")).latencies as number[]).sort((a, b) => a - b);
   return {
     p: [50, 95, 99].map((q) => percentile(sorted, q)) as [number, number, number],
     commit: [50, 95].map((q) => Math.round(percentile(commits, q))),
     stages,
+    // Calls a second and mean ms in PostgreSQL of the claim and record functions.
+    claims: { perSecond: claims.calls / seconds, ms: claims.ms },
+    records: { perSecond: records.calls / seconds, ms: records.ms },
     serviceCores: (cpu1.service - cpu0.service) / CLK_TCK / seconds,
     postgresCores: postgresTicksUsed(cpu0.postgres, cpu1.postgres) / CLK_TCK / seconds,
     receiverCores: (cpu1.receiver - cpu0.receiver) / CLK_TCK / seconds,
@@ -117,11 +126,15 @@ try {
     console.log(
       `round ${round} ${t.name.padEnd(6)} p50/p95/p99 ${r.p.join("/")} ms (emit -> commit p50/p95 ${
         r.commit.join("/")
-      }) | exchange ${s.exchangeMs} record ${s.recordMs} claim ${s.claimMs} ms / ${s.rowsPerClaim} rows, busy ${s.busySlots} | cores svc ${
-        r.serviceCores.toFixed(2)
-      } pg ${r.postgresCores.toFixed(2)} receiver ${r.receiverCores.toFixed(2)} bench ${
-        r.benchCores.toFixed(2)
-      }, machine ${Math.round(r.machineBusy * 100)} % busy of ${navigator.hardwareConcurrency}; load ${r.load}`,
+      }) | exchange ${s.exchangeMs} record ${s.recordMs} claim ${s.claimMs} ms / ${s.rowsPerClaim} rows, busy ${s.busySlots} | in PG: ${
+        Math.round(r.claims.perSecond)
+      } claims/s of ${r.claims.ms.toFixed(2)} ms, ${Math.round(r.records.perSecond)} records/s of ${
+        r.records.ms.toFixed(2)
+      } ms | cores svc ${r.serviceCores.toFixed(2)} pg ${r.postgresCores.toFixed(2)} receiver ${
+        r.receiverCores.toFixed(2)
+      } bench ${r.benchCores.toFixed(2)}, machine ${
+        Math.round(r.machineBusy * 100)
+      } % busy of ${navigator.hardwareConcurrency}; load ${r.load}`,
     );
   });
   console.log(`\n${RATE} events/s x ${FANOUT} webhooks for ${SECONDS} s, p95 of each round (ms):`);

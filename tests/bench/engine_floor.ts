@@ -1,12 +1,13 @@
 /**
- * How far the delivery drain is from the least any engine that keeps its
+ * How far the delivery engine is from the least any engine that keeps its
  * attempts in PostgreSQL can do on this machine, side by side:
  *
- *   deno run -A --lock=deno.dev.lock tests/bench/drain_floor.ts [rounds]
+ *   deno run -A --lock=deno.dev.lock tests/bench/engine_floor.ts drain [rounds]
+ *   deno run -A --lock=deno.dev.lock tests/bench/engine_floor.ts latency [rounds] [--rate=<n>] [--seconds=<n>]
  *
- * Each round drains the backlog of `drain_ab.ts` (2,000 events x 3 webhooks of
- * one account, released at once, timed from the release's commit) three ways
- * in turn, the order reversed every other round: the service of this
+ * `drain`: each round drains the backlog of `drain_ab.ts` (2,000 events x 3
+ * webhooks of one account, released at once, timed from the release's
+ * commit) three ways in turn, the order reversed every other round: the service of this
  * checkout; the floor engine (`floor_engine.ts`: batched claims and results,
  * two HMACs, 32 at a time, none of the service's caps, leases or failure
  * handling) sending with plain `fetch` ("floor-fetch") and with the service's
@@ -16,6 +17,14 @@
  * ratio to that round's fetch, and the CPU a delivery of the engine,
  * PostgreSQL (all of its processes) and the receiver (for fetch: of the
  * sending process and the receiver).
+ *
+ * `latency`: each round runs the `latency` scenario's steady flow (`--rate`
+ * events a second, default 200, one per transaction, for `--seconds`,
+ * default 5, to an account with 10 webhooks) on the service and on the floor
+ * engines in turn, and prints the emit-to-receipt p50/p95/p99 of each, then
+ * each engine's p95 of every round: the floor engine wakes on the same
+ * NOTIFY and claims at once, so what it shows is what the machine (Deno,
+ * PostgreSQL, the receiver, sharing two cores) leaves to any engine.
  */
 import type { TestDb } from "../_helpers/db.ts";
 import { createTestDb } from "../_helpers/db.ts";
@@ -26,13 +35,21 @@ import { freePort } from "../_helpers/ports.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
 import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
-import { median } from "./stats.ts";
-import { ROOT, spawnReady, startTree, type TreeService } from "./trees.ts";
+import { median, percentile, steadily } from "./stats.ts";
+import { alternately, ROOT, spawnReady, startTree, type TreeService } from "./trees.ts";
 
-const rounds = Number(Deno.args[0] ?? 5);
+const option = (name: string, fallback: number) =>
+  Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
+const [mode, roundsArg] = Deno.args.filter((a) => !a.startsWith("--"));
+if (mode !== "drain" && mode !== "latency") {
+  throw new Error("usage: engine_floor.ts drain|latency [rounds] [--rate=<n>] [--seconds=<n>]");
+}
+const rounds = Number(roundsArg ?? 5);
 const EVENTS = 2_000;
-const FANOUT = 3;
+const FANOUT = mode === "drain" ? 3 : 10;
 const CONCURRENCY = 32;
+const RATE = option("rate", 200);
+const SECONDS = option("seconds", 5);
 
 interface Engine {
   name: string;
@@ -133,39 +150,7 @@ async function fetchLimit(
   };
 }
 
-const port = freePort();
-const control = freePort();
-const receiver = await spawnReady(["run", "-A", "tests/bench/receiver_server.ts", String(port), String(control)]);
-const receiverPid = receiver.pid;
-const services: TreeService[] = [];
-const dbs: TestDb[] = [];
-const floors: Deno.ChildProcess[] = [];
-try {
-  const serviceDb = await createTestDb();
-  dbs.push(serviceDb);
-  const service = await startTree(ROOT, serviceEnv(serviceDb), { name: "service" });
-  services.push(service);
-  const engines: Engine[] = [{
-    name: "service",
-    pid: service.pid,
-    db: serviceDb,
-    accountId: await account(service.url, port),
-  }];
-
-  for (const client of ["fetch", "own"]) {
-    // The floor's schema: the same migrations, its account and webhooks made by a service that then stops.
-    const floorDb = await createTestDb();
-    dbs.push(floorDb);
-    const setup = await startTree(ROOT, serviceEnv(floorDb), { name: "setup" });
-    services.push(setup);
-    const floorAccount = await account(setup.url, port);
-    await setup.stop("SIGTERM");
-    const floorUrl = serviceEnv(floorDb).DATABASE_URL!;
-    const floor = await spawnReady(["run", "-A", "tests/bench/floor_engine.ts", floorUrl, String(CONCURRENCY), client]);
-    floors.push(floor);
-    engines.push({ name: `floor-${client}`, pid: floor.pid, db: floorDb, accountId: floorAccount });
-  }
-
+async function drainRounds(engines: Engine[]): Promise<void> {
   for (const e of engines) await drain(e, control); // warm-up: connections, JIT
   const runs = new Map<string, (Drained & { ratio: number })[]>(engines.map((e) => [e.name, []]));
   const fetches: { rate: number; senderUs: number; receiverUs: number }[] = [];
@@ -206,6 +191,66 @@ try {
   console.log(
     `| plain fetch, no database | ${Math.round(mf("rate"))} | 1 | ${mf("senderUs")} | | ${mf("receiverUs")} |`,
   );
+}
+
+/** One steady flow through `e`, until every delivery arrived: emit-to-receipt p50/p95/p99 ms. */
+async function flow(e: Engine): Promise<number[]> {
+  await reset(control);
+  const total = RATE * SECONDS;
+  await steadily(total, RATE, () => commitInboxEvents(e.db.sql, e.accountId, 1, 1));
+  const deadline = Date.now() + 120_000;
+  while ((await count(control)) < total * FANOUT) {
+    if (Date.now() > deadline) throw new Error(`${e.name}: the receiver got too few deliveries`);
+    await sleep(10);
+  }
+  const stats = await (await fetch(`http://127.0.0.1:${control}/stats`)).json();
+  const sorted = (stats.latencies as number[]).sort((a, b) => a - b);
+  return [50, 95, 99].map((q) => percentile(sorted, q));
+}
+
+async function latencyRounds(engines: Engine[]): Promise<void> {
+  const results = await alternately(engines, rounds, flow, (e, p, round) => {
+    console.log(`round ${round} ${e.name.padEnd(11)} p50/p95/p99 ${p.join("/")} ms`);
+  });
+  console.log(`\n${RATE} events/s x ${FANOUT} webhooks for ${SECONDS} s, p95 of each round (ms):`);
+  for (const e of engines) console.log(`${e.name}: ${results.get(e.name)!.map((p) => p[1]).join(", ")}`);
+}
+
+const port = freePort();
+const control = freePort();
+const receiver = await spawnReady(["run", "-A", "tests/bench/receiver_server.ts", String(port), String(control)]);
+const receiverPid = receiver.pid;
+const services: TreeService[] = [];
+const dbs: TestDb[] = [];
+const floors: Deno.ChildProcess[] = [];
+try {
+  const serviceDb = await createTestDb();
+  dbs.push(serviceDb);
+  const service = await startTree(ROOT, serviceEnv(serviceDb), { name: "service" });
+  services.push(service);
+  const engines: Engine[] = [{
+    name: "service",
+    pid: service.pid,
+    db: serviceDb,
+    accountId: await account(service.url, port),
+  }];
+
+  for (const client of ["fetch", "own"]) {
+    // The floor's schema: the same migrations, its account and webhooks made by a service that then stops.
+    const floorDb = await createTestDb();
+    dbs.push(floorDb);
+    const setup = await startTree(ROOT, serviceEnv(floorDb), { name: "setup" });
+    services.push(setup);
+    const floorAccount = await account(setup.url, port);
+    await setup.stop("SIGTERM");
+    const floorUrl = serviceEnv(floorDb).DATABASE_URL!;
+    const floor = await spawnReady(["run", "-A", "tests/bench/floor_engine.ts", floorUrl, String(CONCURRENCY), client]);
+    floors.push(floor);
+    engines.push({ name: `floor-${client}`, pid: floor.pid, db: floorDb, accountId: floorAccount });
+  }
+
+  if (mode === "drain") await drainRounds(engines);
+  else await latencyRounds(engines);
 } finally {
   for (const floor of floors) {
     try {
