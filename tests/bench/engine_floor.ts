@@ -5,23 +5,24 @@
  *   deno run -A --lock=deno.dev.lock tests/bench/engine_floor.ts drain [rounds]
  *   deno run -A --lock=deno.dev.lock tests/bench/engine_floor.ts latency [rounds] [--rate=<n>] [--seconds=<n>]
  *
+ * The floor engine (`floor_engine.ts`: batched claims and results, two
+ * HMACs, the service's delivery client, 32 at a time, none of the service's
+ * caps, leases or failure handling) runs on a schema of its own that the
+ * same migrations set up (`floor.ts`).
+ *
  * `drain`: each round drains the backlog of `drain_ab.ts` (2,000 events x 3
  * webhooks of one account, released at once, timed from the release's
- * commit) three ways in turn, the order reversed every other round: the service of this
- * checkout; the floor engine (`floor_engine.ts`: batched claims and results,
- * two HMACs, 32 at a time, none of the service's caps, leases or failure
- * handling) sending with plain `fetch` ("floor-fetch") and with the service's
- * delivery client ("floor-own"), each on a schema of its own that the same
- * migrations set up; then plain `fetch` at 32 with no database
- * (`fetch_load.ts`). Printed per round and as medians: deliveries/s, its
- * ratio to that round's fetch, and the CPU a delivery of the engine,
- * PostgreSQL (all of its processes) and the receiver (for fetch: of the
- * sending process and the receiver).
+ * commit) with the service of this checkout and with the floor engine, the
+ * order reversed every other round, then runs plain `fetch` at 32 with no
+ * database (`fetch_load.ts`). Printed per round and as medians:
+ * deliveries/s, its ratio to that round's fetch, and the CPU a delivery of
+ * the engine, PostgreSQL (all of its processes) and the receiver (for fetch:
+ * of the sending process and the receiver).
  *
  * `latency`: each round runs the `latency` scenario's steady flow (`--rate`
  * events a second, default 200, one per transaction, for `--seconds`,
  * default 5, to an account with 10 webhooks) on the service and on the floor
- * engines in turn, and prints the emit-to-receipt p50/p95/p99 of each, then
+ * engine in turn, and prints the emit-to-receipt p50/p95/p99 of each, then
  * each engine's p95 of every round: the floor engine wakes on the same
  * NOTIFY and claims at once, so what it shows is what the machine (Deno,
  * PostgreSQL, the receiver, sharing two cores) leaves to any engine.
@@ -37,6 +38,7 @@ import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
 import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
 import { median, percentile, steadily } from "./stats.ts";
 import { alternately, ROOT, spawnReady, startTree, type TreeService } from "./trees.ts";
+import { type FloorEngine, floorSchema, startFloorEngine } from "./floor.ts";
 
 const option = (name: string, fallback: number) =>
   Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback);
@@ -56,6 +58,8 @@ interface Engine {
   pid: number;
   db: TestDb;
   accountId: string;
+  /** Runs a flow with the engine listening (the service always is). */
+  armed<T>(flow: () => Promise<T>): Promise<T>;
 }
 
 const count = async (control: number): Promise<number> =>
@@ -151,14 +155,14 @@ async function fetchLimit(
 }
 
 async function drainRounds(engines: Engine[]): Promise<void> {
-  for (const e of engines) await drain(e, control); // warm-up: connections, JIT
+  for (const e of engines) await e.armed(() => drain(e, control)); // warm-up: connections, JIT
   const runs = new Map<string, (Drained & { ratio: number })[]>(engines.map((e) => [e.name, []]));
   const fetches: { rate: number; senderUs: number; receiverUs: number }[] = [];
   const f2 = (x: number) => (Math.round(x * 100) / 100).toString();
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? engines : [...engines].reverse();
     const got = new Map<string, Drained>();
-    for (const e of order) got.set(e.name, await drain(e, control));
+    for (const e of order) got.set(e.name, await e.armed(() => drain(e, control)));
     const fetched = await fetchLimit(port, control);
     const limit = fetched.rate;
     fetches.push(fetched);
@@ -209,7 +213,7 @@ async function flow(e: Engine): Promise<number[]> {
 }
 
 async function latencyRounds(engines: Engine[]): Promise<void> {
-  const results = await alternately(engines, rounds, flow, (e, p, round) => {
+  const results = await alternately(engines, rounds, (e) => e.armed(() => flow(e)), (e, p, round) => {
     console.log(`round ${round} ${e.name.padEnd(11)} p50/p95/p99 ${p.join("/")} ms`);
   });
   console.log(`\n${RATE} events/s x ${FANOUT} webhooks for ${SECONDS} s, p95 of each round (ms):`);
@@ -220,47 +224,37 @@ const port = freePort();
 const control = freePort();
 const receiver = await spawnReady(["run", "-A", "tests/bench/receiver_server.ts", String(port), String(control)]);
 const receiverPid = receiver.pid;
-const services: TreeService[] = [];
+let service: TreeService | undefined;
 const dbs: TestDb[] = [];
-const floors: Deno.ChildProcess[] = [];
+const floors: FloorEngine[] = [];
 try {
   const serviceDb = await createTestDb();
   dbs.push(serviceDb);
-  const service = await startTree(ROOT, serviceEnv(serviceDb), { name: "service" });
-  services.push(service);
+  service = await startTree(ROOT, serviceEnv(serviceDb), { name: "service" });
   const engines: Engine[] = [{
     name: "service",
     pid: service.pid,
     db: serviceDb,
     accountId: await account(service.url, port),
+    armed: (flow) => flow(),
   }];
-
-  for (const client of ["fetch", "own"]) {
-    // The floor's schema: the same migrations, its account and webhooks made by a service that then stops.
-    const floorDb = await createTestDb();
-    dbs.push(floorDb);
-    const setup = await startTree(ROOT, serviceEnv(floorDb), { name: "setup" });
-    services.push(setup);
-    const floorAccount = await account(setup.url, port);
-    await setup.stop("SIGTERM");
-    const floorUrl = serviceEnv(floorDb).DATABASE_URL!;
-    const floor = await spawnReady(["run", "-A", "tests/bench/floor_engine.ts", floorUrl, String(CONCURRENCY), client]);
-    floors.push(floor);
-    engines.push({ name: `floor-${client}`, pid: floor.pid, db: floorDb, accountId: floorAccount });
-  }
+  const schema = await floorSchema((path) => `https://localhost:${port}${path}`, [FANOUT]);
+  dbs.push(schema.db);
+  const floor = await startFloorEngine(schema.db, CONCURRENCY);
+  floors.push(floor);
+  engines.push({
+    name: "floor",
+    pid: floor.pid,
+    db: schema.db,
+    accountId: schema.accounts.get(FANOUT)!,
+    armed: floor.armed,
+  });
 
   if (mode === "drain") await drainRounds(engines);
   else await latencyRounds(engines);
 } finally {
-  for (const floor of floors) {
-    try {
-      floor.kill("SIGKILL");
-    } catch {
-      // It exited already.
-    }
-    await floor.status;
-  }
-  for (const s of services) await s.stop();
+  for (const floor of floors) await floor.stop();
+  await service?.stop();
   for (const d of dbs) await d.close();
   receiver.kill("SIGKILL");
   await receiver.status;
