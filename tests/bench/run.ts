@@ -6,8 +6,10 @@
  * Scenarios, each with the target its ratio is read against in tests/bench/README.md:
  *   api        authenticated GET /api/user-webhooks (wrk): bare Deno.serve + postgres.js, this tree, and before
  *              (BEFORE_API), alternately, medians of rounds
- *   deliveries signed deliveries/s from committed events vs plain fetch at the service's concurrency (and at 64)
- *   latency    event committed -> receiver, p50/p95/p99 at 50/s and 200/s offered, and 10 webhooks at 200/s
+ *   deliveries signed deliveries/s from committed events vs plain fetch at the service's concurrency (and at 64),
+ *              and the floor engine's (floor_engine.ts: the least an engine that keeps its attempts in PostgreSQL does)
+ *   latency    event committed -> receiver, p50/p95/p99 at 50/s and 200/s offered, and 10 webhooks at 200/s (three
+ *              runs, each followed by the floor engine's)
  *   backlog    50,000 deliveries released at once: the rate each second (does it drop?), CPU of service and PostgreSQL
  *   growth     delivery throughput with 10^4, 10^6 and 10^7 rows already in deliveries; claim query plan
  *   purge      the retention sweeps' DELETEs at 10^7 rows: time, rows/s, WAL; deliveries/s while they run
@@ -44,6 +46,7 @@ import { embeddedScenario } from "./embedded_bench.ts";
 import { stageMetrics, stageTable } from "./delivery_stages.ts";
 import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
 import { spawnReady } from "./trees.ts";
+import { type FloorEngine, type FloorSchema, floorSchema, startFloorEngine } from "./floor.ts";
 import { bareStreamScenario, BEFORE, smtpToFrameScenario, storeCostScenario, streamScenario } from "./events_bench.ts";
 import { apiScenario, BEFORE_API } from "./api_bench.ts";
 import { BEFORE_BATCHED, CACHE, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
@@ -407,6 +410,19 @@ const serviceConcurrency = (webhooks: number) =>
     PER_WEBHOOK_CONCURRENCY * webhooks,
   );
 const service = await startService(env);
+/**
+ * The floor engine (floor_engine.ts): the least an engine that keeps its
+ * attempts in PostgreSQL does, on a schema of its own with accounts of 3 and
+ * 10 webhooks; made for the first scenario that runs it.
+ */
+let floor: { schema: FloorSchema; engine: FloorEngine } | undefined;
+const floorEngine = async () => {
+  if (!floor) {
+    const schema = await floorSchema((path) => receiver.url(path), [3, 10]);
+    floor = { schema, engine: await startFloorEngine(schema.db, serviceConcurrency(3)) };
+  }
+  return floor;
+};
 try {
   const acc = await account(service, receiver, 3);
 
@@ -449,11 +465,27 @@ try {
     const drainStarted = performance.now();
     const backlog = await backlogThroughput(db, receiver, acc.id, 2000, 3);
     const stages = stageTable(before, await stageMetrics(service.url), (performance.now() - drainStarted) / 1000);
+    // The same backlog drained by the floor engine, warmed up as the service was.
+    const f = await floorEngine();
+    const floorAccount = f.schema.accounts.get(3)!;
+    const floorBacklog = await f.engine.armed(async () => {
+      await backlogThroughput(f.schema.db, receiver, floorAccount, 200, 3);
+      return await backlogThroughput(f.schema.db, receiver, floorAccount, 2000, 3);
+    });
     const fetchAt: Record<number, number> = {};
     for (const c of concurrencies) fetchAt[c] = await fetchLimit(receiver, 30_000, c);
     const limit = fetchAt[conc]!;
     const against = `fetch at ${conc}`;
     row("deliveries", "deliveries/s, backlog of 6,000 released at once", backlog.delivered, limit, ">= 0.50", against);
+    row(
+      "deliveries",
+      "the floor engine (batched claims and results, no caps, leases or failures), the same backlog",
+      floorBacklog.delivered,
+      limit,
+      "",
+      against,
+    );
+    row("deliveries", "the service vs the floor engine", backlog.delivered, floorBacklog.delivered);
     row(
       "deliveries",
       `the same with the release's statement (${backlog.releaseMs} ms) in the clock`,
@@ -485,6 +517,7 @@ try {
       stages,
       service: svc,
       backlog: backlog.delivered,
+      floorBacklog: floorBacklog.delivered,
       backlogWithRelease: backlog.withRelease,
       releaseMs: backlog.releaseMs,
       committed: backlog.committed,
@@ -501,19 +534,27 @@ try {
     const single = await account(service, receiver, 1);
     const ten = await account(service, receiver, 10);
     const lat: Record<string, unknown> = {};
-    // Ten webhooks at 200/s three times: the target holds in three runs of three, not in one.
-    const flows = [[50, single], [200, single], [200, ten], [200, ten], [200, ten]] as const;
-    const tenP95s: number[] = [];
-    for (const [rate, target] of flows) {
+    // Ten webhooks at 200/s three times: the target holds in three runs of three, not in one. After each, the
+    // floor engine's run of the same flow.
+    const f = await floorEngine();
+    const floorTen = { id: f.schema.accounts.get(10)!, webhooks: Array.from({ length: 10 }, (_, i) => `h${i}`) };
+    /** One flow of `rate` events a second for 5 s to `target` in `flowDb`: receipt and commit latencies. */
+    const flow = async (flowDb: TestDb, rate: number, target: { id: string; webhooks: unknown[] }) => {
       await receiver.reset();
-      const seconds = 5;
-      const total = rate * seconds;
-      const fanout = target.webhooks.length;
+      const total = rate * 5;
       // Each event's own time from its emit to its commit, before any attempt of it exists: one account's events
       // commit one after the other (its lock is held to the commit, src/events/repo.ts).
-      const commits = await steadily(total, rate, () => emitBurst(db, target.id, 1, 1));
-      await receiver.waitFor(total * fanout, 60_000);
-      const sorted = (await receiver.stats()).latencies.sort((a, b) => a - b);
+      const commits = await steadily(total, rate, () => emitBurst(flowDb, target.id, 1, 1));
+      await receiver.waitFor(total * target.webhooks.length, 60_000);
+      return { sorted: (await receiver.stats()).latencies.sort((a, b) => a - b), commits };
+    };
+    await f.engine.armed(() => flow(f.schema.db, 200, floorTen)); // warm-up: connections, JIT
+    const flows = [[50, single], [200, single], [200, ten], [200, ten], [200, ten]] as const;
+    const tenP95s: number[] = [];
+    const floorP95s: number[] = [];
+    for (const [rate, target] of flows) {
+      const fanout = target.webhooks.length;
+      const { sorted, commits } = await flow(db, rate, target);
       const [p50, p95, p99] = [percentile(sorted, 50), percentile(sorted, 95), percentile(sorted, 99)];
       const again = fanout === 1 ? 0 : tenP95s.push(p95) - 1;
       const name = fanout === 1 ? `${rate}/s` : `${rate}/s x ${fanout} webhooks${again ? `, run ${again + 1}` : ""}`;
@@ -528,6 +569,12 @@ try {
         commitP50: commit[0],
         commitP95: commit[1],
       };
+      if (fanout === 1) continue;
+      const floorRun = await f.engine.armed(() => flow(f.schema.db, rate, floorTen));
+      const fp = [50, 95, 99].map((q) => percentile(floorRun.sorted, q));
+      floorP95s.push(fp[1]!);
+      row("latency", `${name}, the floor engine, p50/p95/p99 ms`, fp.join("/"));
+      lat[`${rate}x${fanout}_floor${again ? `_run${again + 1}` : ""}`] = { p50: fp[0], p95: fp[1], p99: fp[2] };
     }
     const within = tenP95s.filter((p) => p <= 25).length;
     row(
@@ -536,6 +583,13 @@ try {
       tenP95s.join(" / "),
       "",
       `${within} of ${tenP95s.length} within 25 (target 3 of 3)`,
+    );
+    row(
+      "latency",
+      "200/s x 10 webhooks, the floor engine: p95 of each run, ms",
+      floorP95s.join(" / "),
+      "",
+      `${floorP95s.filter((p) => p <= 25).length} of ${floorP95s.length} within 25`,
     );
     results.latency = lat;
   }
@@ -1004,6 +1058,8 @@ try {
     await receiver.reset(0);
   }
 } finally {
+  await floor?.engine.stop();
+  await floor?.schema.db.close();
   await service.kill();
   await receiver.close();
   await db.close();
