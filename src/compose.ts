@@ -33,6 +33,7 @@ import { sweepExpiredSessions } from "./auth/session_sweep.ts";
 import { sweepEndedOverlaps } from "./webhooks/overlap_sweep.ts";
 import { sweepExpiredKeys } from "./api_keys/expired_sweep.ts";
 import { sweepOldHits } from "./rate_limit/hit_sweep.ts";
+import { vacuumDeadRows } from "./db/vacuum_sweep.ts";
 import { sweepOldLockouts } from "./rate_limit/lockout_sweep.ts";
 import { createDatabaseOutage, databaseAnswers, type DatabaseOutage } from "./db/outage.ts";
 import { readCertificates } from "./shared/setting_file.ts";
@@ -93,6 +94,8 @@ export interface ComposeOptions {
   encryptionKey: string;
   /** Listen for other instances' notifications (PostgreSQL only: the embedded database has one connection). */
   listen: boolean;
+  /** Vacuum from the sweeps (the embedded database: it runs no autovacuum). */
+  vacuum?: boolean;
   clock?: Clock;
   resolver?: Resolver;
   /** Extra CAs for receivers; by default read from WEBHOOK_CA_CERTS. */
@@ -173,6 +176,8 @@ export async function compose(opts: ComposeOptions): Promise<Instance> {
       { name: "ended secret overlaps", run: (now) => sweepEndedOverlaps({ sql }, now) },
       { name: "old rate-limit hits", run: (now) => sweepOldHits({ sql }, now) },
       { name: "old login lockouts", run: (now) => sweepOldLockouts({ sql }, now) },
+      // Last: after the sweeps above have deleted what they delete.
+      ...(opts.vacuum ? [{ name: "dead rows", run: (now: Date) => vacuumDeadRows({ sql }, now) }] : []),
     ],
   };
   return {

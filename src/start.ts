@@ -64,6 +64,7 @@ export async function start(config: Config, settings: CheckedSettings, opened: O
     sql: db.sql,
     encryptionKey: key.key,
     listen: db.kind === "postgres",
+    vacuum: db.kind === "pglite",
     caPem: settings.caPem,
   });
   const app = createApp(instance);

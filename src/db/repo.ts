@@ -50,3 +50,26 @@ export async function adoptChecksum(tx: Tx, version: number, checksum: string): 
 export async function recordMigration(tx: Tx, version: number, name: string, checksum: string): Promise<void> {
   await tx`INSERT INTO schema_migrations (version, name, checksum) VALUES (${version}, ${name}, ${checksum})`;
 }
+
+/** A table of the current schema with the dead row versions that a VACUUM would remove. */
+export interface DeadRows {
+  table: string;
+  dead: number;
+}
+
+/**
+ * The tables of the current schema whose dead row versions passed
+ * autovacuum's default threshold: 50, and a fifth of the live rows
+ * (`autovacuum_vacuum_threshold`, `autovacuum_vacuum_scale_factor`).
+ */
+export async function tablesToVacuum(db: Db): Promise<DeadRows[]> {
+  return await db<DeadRows[]>`
+    SELECT relname AS table, n_dead_tup::int AS dead FROM pg_stat_user_tables
+    WHERE schemaname = current_schema() AND n_dead_tup > 50 + 0.2 * n_live_tup
+    ORDER BY n_dead_tup DESC`;
+}
+
+/** Vacuums one table of the current schema (outside any transaction: VACUUM cannot run in one). */
+export async function vacuumTable(db: Db, table: string): Promise<void> {
+  await db`VACUUM ${db(table)}`;
+}

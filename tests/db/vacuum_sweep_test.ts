@@ -1,0 +1,52 @@
+/** The embedded database's VACUUM sweep: PGlite runs no autovacuum. */
+import assert from "node:assert/strict";
+import { openDatabase } from "../../src/db/client.ts";
+import { vacuumDeadRows } from "../../src/db/vacuum_sweep.ts";
+import { waitUntil } from "../_helpers/wait.ts";
+
+Deno.test("embedded PGlite: the dead-rows sweep vacuums the tables past autovacuum's threshold, and their space is used again", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "inbox-pglite-" });
+  const db = await openDatabase({ databaseUrl: undefined, dataDir });
+  try {
+    const sql = db.sql;
+    for (const t of ["churned", "calm"]) {
+      await sql`CREATE TABLE ${sql(t)} (id int PRIMARY KEY, state text NOT NULL)`;
+      await sql`CREATE INDEX ${sql(`${t}_open`)} ON ${sql(t)} (id) WHERE state = 'open'`;
+      await sql`INSERT INTO ${sql(t)} SELECT g, 'open' FROM generate_series(1, 1000) g`;
+    }
+    // 1,000 dead versions against a threshold of 50 + 0.2 x 1,000 = 250; 200 stay under it.
+    await sql`UPDATE churned SET state = 'closed'`;
+    await sql`UPDATE calm SET state = 'closed' WHERE id <= 200`;
+    const dead = async () =>
+      Object.fromEntries(
+        (await sql<{ table: string; dead: number }[]>`
+          SELECT relname AS table, n_dead_tup::int AS dead FROM pg_stat_user_tables
+          WHERE relname IN ('churned', 'calm')`).map((r) => [r.table, r.dead]),
+      );
+    // The backend reports its counts at most once a second, on a later statement.
+    const expect = JSON.stringify({ churned: 1000, calm: 200 });
+    await waitUntil(
+      async () => JSON.stringify(await dead()) === expect,
+      10_000,
+      async () => `dead rows ${JSON.stringify(await dead())}, not ${expect}`,
+    );
+    const size = async () => Number((await sql`SELECT pg_relation_size('churned') AS n`)[0]!.n);
+
+    assert.equal(await vacuumDeadRows({ sql }, new Date()), 1000);
+    await waitUntil(
+      async () => (await dead()).churned === 0,
+      10_000,
+      async () => `dead rows after the sweep ${JSON.stringify(await dead())}`,
+    );
+    assert.equal((await dead()).calm, 200);
+    assert.equal(await vacuumDeadRows({ sql }, new Date()), 0, "nothing past the threshold: nothing vacuumed");
+
+    // The space the VACUUM freed takes the next versions: the table does not grow.
+    const before = await size();
+    await sql`UPDATE churned SET state = 'open'`;
+    assert.equal(await size(), before);
+  } finally {
+    await db.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
