@@ -19,12 +19,11 @@
 import type { TestDb } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
 import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
-import { commitInboxEvents } from "../_helpers/events.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { sleep } from "../_helpers/wait.ts";
-import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
 import { functionCalls, functionStats, stageMetrics, stageTable, withFunctionStats } from "./delivery_stages.ts";
 import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
+import { queueBacklog, releaseBacklog } from "./backlog.ts";
 import { median } from "./stats.ts";
 import { ROOT, spawnReady, startBeforeAndAfter, startTree, stopTrees, type TreeService } from "./trees.ts";
 
@@ -59,15 +58,12 @@ async function count(control: number): Promise<number> {
 
 async function drain(tree: Tree, control: number) {
   await (await fetch(`http://127.0.0.1:${control}/reset?delayMs=0`, { method: "POST" })).text();
-  await commitInboxEvents(tree.db.sql, tree.accountId, EVENTS, 100, new Date(Date.now() + 3_600_000));
+  await queueBacklog(tree.db.sql, tree.accountId, EVENTS);
   const m0 = await stageMetrics(tree.url);
   const f0 = await functionStats(tree.db);
   const load = Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
   const released = performance.now();
-  await tree.db.sql.begin(async (tx) => {
-    await tx`UPDATE deliveries SET run_at = now() WHERE status = 'pending'`;
-    await tx`SELECT pg_notify(${DELIVERY_CHANNEL}, '')`;
-  });
+  await releaseBacklog(tree.db.sql);
   // The clock and the CPU count start once the release has committed (before, nothing is due), as in run.ts.
   const [s0, r0, p0] = [procCpu(tree.pid)!.ticks, procCpu(receiverPid)!.ticks, postgresTicks()];
   const started = performance.now();

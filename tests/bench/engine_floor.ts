@@ -34,8 +34,8 @@ import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers
 import { commitInboxEvents } from "../_helpers/events.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { sleep } from "../_helpers/wait.ts";
-import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
 import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
+import { queueBacklog, releaseBacklog } from "./backlog.ts";
 import { median, percentile, steadily } from "./stats.ts";
 import { alternately, ROOT, spawnReady, startTree, type TreeService } from "./trees.ts";
 import { type FloorEngine, floorSchema, startFloorEngine } from "./floor.ts";
@@ -87,11 +87,8 @@ interface Drained {
 
 async function drain(e: Engine, control: number): Promise<Drained> {
   await reset(control);
-  await commitInboxEvents(e.db.sql, e.accountId, EVENTS, 100, new Date(Date.now() + 3_600_000));
-  await e.db.sql.begin(async (tx) => {
-    await tx`UPDATE deliveries SET run_at = now() WHERE status = 'pending'`;
-    await tx`SELECT pg_notify(${DELIVERY_CHANNEL}, '')`;
-  });
+  await queueBacklog(e.db.sql, e.accountId, EVENTS);
+  await releaseBacklog(e.db.sql);
   const [s0, r0, p0] = [procCpu(e.pid)!.ticks, procCpu(receiverPid)!.ticks, postgresTicks()];
   const started = performance.now();
   const deadline = Date.now() + 120_000;

@@ -36,7 +36,6 @@ import { sleep } from "../_helpers/wait.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
 import { claim, purgeOld as purgeOldDeliveries } from "../../src/deliveries/repo.ts";
 import { purgeOld as purgeOldEvents } from "../../src/events/repo.ts";
-import { DELIVERY_CHANNEL } from "../../src/deliveries/outbox.ts";
 import { PER_WEBHOOK_CONCURRENCY } from "../../src/deliveries/runtime.ts";
 import { loadConfig } from "../../src/config.ts";
 import { waitScenario } from "./wait_bench.ts";
@@ -46,6 +45,7 @@ import { embeddedScenario } from "./embedded_bench.ts";
 import { stageMetrics, stageTable } from "./delivery_stages.ts";
 import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.ts";
 import { spawnReady } from "./trees.ts";
+import { queueBacklog, releaseBacklog } from "./backlog.ts";
 import { type FloorEngine, type FloorSchema, floorSchema, startFloorEngine } from "./floor.ts";
 import { bareStreamScenario, BEFORE, smtpToFrameScenario, storeCostScenario, streamScenario } from "./events_bench.ts";
 import { apiScenario, BEFORE_API } from "./api_bench.ts";
@@ -173,10 +173,10 @@ async function backlogThroughput(
 ): Promise<{ delivered: number; withRelease: number; releaseMs: number; committed: number }> {
   await receiver.reset();
   const emitStarted = performance.now();
-  await queueBacklog(db, accountId, events);
+  await queueBacklog(db.sql, accountId, events);
   const committed = Math.round((events * fanout) / ((performance.now() - emitStarted) / 1000));
   const released = performance.now();
-  await releaseBacklog(db);
+  await releaseBacklog(db.sql);
   const started = performance.now();
   await receiver.waitFor(events * fanout);
   const ended = performance.now();
@@ -186,20 +186,6 @@ async function backlogThroughput(
     releaseMs: Math.round(started - released),
     committed,
   };
-}
-
-/** Commits `events` events in transactions of 100, their first attempts due an hour later. */
-async function queueBacklog(db: TestDb, accountId: string, events: number): Promise<void> {
-  await commitInboxEvents(db.sql, accountId, events, 100, new Date(Date.now() + 3_600_000));
-}
-
-/** Makes every pending attempt due now, in one statement, and wakes the service. */
-async function releaseBacklog(db: TestDb): Promise<void> {
-  await db.sql.begin(async (tx) => {
-    await tx`UPDATE deliveries SET run_at = now() WHERE status = 'pending'`;
-    // NOTIFY is transactional: the service hears it once the update has committed.
-    await tx`SELECT pg_notify(${DELIVERY_CHANNEL}, '')`;
-  });
 }
 
 /**
@@ -605,7 +591,7 @@ try {
     await deliveryThroughput(db, receiver, ten.id, 100, fanout); // warm-up: the 10 webhooks' connections
     await receiver.reset();
     const q0 = performance.now();
-    await queueBacklog(db, ten.id, events);
+    await queueBacklog(db.sql, ten.id, events);
     const queuedS = round2((performance.now() - q0) / 1000);
     console.log(`  queued in ${queuedS} s`);
     const analyzed = async () =>
@@ -614,7 +600,7 @@ try {
         WHERE schemaname = ${db.schema} AND relname = 'deliveries'`)[0]?.n ?? 0;
     const analyzedBefore = await analyzed();
     const r0 = performance.now();
-    await releaseBacklog(db);
+    await releaseBacklog(db.sql);
     const releaseMs = Math.round(performance.now() - r0);
     // The clock starts once the release has committed: before, nothing is due.
     const sampler = new CpuSampler([service.pid, receiver.child.pid]);
@@ -1014,11 +1000,11 @@ try {
     const events = Math.ceil((expected * 1.5 * (1 + windowS + 2 * aloneS + 2)) / 3 / 100) * 100;
     const total = events * 3;
     await receiver.reset();
-    await queueBacklog(db, acc.id, events);
+    await queueBacklog(db.sql, acc.id, events);
     // Statistics that still count no pending row would put the claim's plan
     // on one window and not the other (the backlog scenario watches that).
     await db.sql`ANALYZE deliveries`;
-    await releaseBacklog(db);
+    await releaseBacklog(db.sql);
     await sleep(1000);
     const [c0, w0] = [await receiver.count(), performance.now()];
     await sleep(windowS * 1000);
