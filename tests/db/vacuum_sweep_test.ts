@@ -2,7 +2,9 @@
 import assert from "node:assert/strict";
 import { openDatabase } from "../../src/db/client.ts";
 import { vacuumDeadRows } from "../../src/db/vacuum_sweep.ts";
-import { waitUntil } from "../_helpers/wait.ts";
+import { ADMIN_TOKEN, apiAt, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
+import { startService } from "../_helpers/process.ts";
+import { sleep, waitUntil } from "../_helpers/wait.ts";
 
 Deno.test("embedded PGlite: the dead-rows sweep vacuums the tables past autovacuum's threshold, and their space is used again", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "inbox-pglite-" });
@@ -47,6 +49,41 @@ Deno.test("embedded PGlite: the dead-rows sweep vacuums the tables past autovacu
     assert.equal(await size(), before);
   } finally {
     await db.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("the service on the embedded database runs the dead-rows sweep at the minute", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "inbox-pglite-" });
+  try {
+    const service = await startService(
+      { DATA_DIR: dataDir, ADMIN_TOKEN, LOG_LEVEL: "info", LOG_FORMAT: "json" },
+      { stdout: true },
+    );
+    let sweeps: { name: string; count: number }[] = [];
+    try {
+      // 60 inboxes created and deleted: 60 dead rows in a table with none live, over the threshold of 50.
+      const app = apiAt(service.url);
+      const { key } = await newApiKey(app, await newOperatorAccount(app));
+      for (let i = 0; i < 60; i++) {
+        const created = await app.request("/api/inboxes", { method: "POST", json: {}, auth: key });
+        assert.equal(created.status, 201, await created.clone().text());
+        const { id } = await created.json();
+        const deleted = await app.request(`/api/inboxes/${id}`, { method: "DELETE", auth: key });
+        await deleted.body?.cancel();
+        assert.equal(deleted.status, 200);
+      }
+      // Deno.cron runs the sweeps at the start of each minute: past the next one, and the sweeps' own time.
+      await sleep(60_000 - Date.now() % 60_000 + 10_000);
+    } finally {
+      assert.equal(await service.stop(), 0);
+      sweeps = (await service.stdout()).split("\n").filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l).properties ?? {}).filter((p) => typeof p.count === "number");
+    }
+    const vacuumed = sweeps.find((p) => p.name === "dead rows");
+    assert.ok(vacuumed, `no dead-rows sweep logged; sweeps logged: ${JSON.stringify(sweeps)}`);
+    assert.ok(vacuumed.count > 50, `dead rows vacuumed: ${vacuumed.count}`);
+  } finally {
     await Deno.remove(dataDir, { recursive: true });
   }
 });
