@@ -17,7 +17,8 @@
  */
 import type { TestDb } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
-import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
+import { apiAt } from "../_helpers/app.ts";
+import { webhookAccount } from "./accounts.ts";
 import type { commitInboxEvents } from "../_helpers/events.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { sleep } from "../_helpers/wait.ts";
@@ -99,11 +100,7 @@ async function startAllocTree(name: string, root: URL, db: TestDb): Promise<Tree
   const service = await startTree(root, serviceEnv(db), { denoFlags: [`--inspect=127.0.0.1:${inspectPort}`], name });
   const url = service.url;
   const api = apiAt(url);
-  const acc = await newOperatorAccount(api, "business");
-  await newApiKey(api, acc, "bench");
-  for (let i = 0; i < FANOUT; i++) {
-    await createWebhook(api, acc, `https://localhost:${port}/h${i}`, ["inbox.created"], "bench-secret-0123456789");
-  }
+  const acc = await webhookAccount(api, FANOUT, (path) => `https://localhost:${port}${path}`);
   const { commitInboxEvents } = await import(new URL("tests/_helpers/events.ts", root).href);
   return { name, service, db, accountId: acc.id, emit: commitInboxEvents, devtools: await inspector(inspectPort) };
 }

@@ -14,7 +14,8 @@
 import { createTestDb, TEST_DATABASE_URL } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
 import { freePort } from "../_helpers/ports.ts";
-import { type Api, apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
+import { type Api, apiAt } from "../_helpers/app.ts";
+import { webhookAccount } from "./accounts.ts";
 import { debianTool } from "./debian_tools.ts";
 import { CLK_TCK, procCpu } from "./proc_cpu.ts";
 import { median } from "./stats.ts";
@@ -75,12 +76,8 @@ const round2 = (x: number) => Math.round(x * 100) / 100;
 
 /** A business account with an API key and 3 webhooks: what `GET /api/user-webhooks` lists in every API measure. */
 export async function benchAccount(api: Api): Promise<{ id: string; key: string }> {
-  const acc = await newOperatorAccount(api, "business");
-  const { key } = await newApiKey(api, acc, "bench");
-  for (let i = 0; i < 3; i++) {
-    await createWebhook(api, acc, `https://localhost:9/h${i}`, ["inbox.created"], "bench-secret-0123456789");
-  }
-  return { id: acc.id, key };
+  const { id, key } = await webhookAccount(api, 3, (path) => `https://localhost:9${path}`);
+  return { id, key };
 }
 
 /** Each server's figures per round, the medians, and the load average around the measurement. */

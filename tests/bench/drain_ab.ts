@@ -18,7 +18,8 @@
  */
 import type { TestDb } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
-import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
+import { apiAt } from "../_helpers/app.ts";
+import { webhookAccount } from "./accounts.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { functionCalls, functionStats, stageMetrics, stageTable, withFunctionStats } from "./delivery_stages.ts";
@@ -129,13 +130,7 @@ const trees: Tree[] = [];
 try {
   await startBeforeAndAfter(commit, trees, startDrainTree);
   for (const t of trees) {
-    const api = apiAt(t.url);
-    const acc = await newOperatorAccount(api, "business");
-    await newApiKey(api, acc, "bench");
-    for (let i = 0; i < FANOUT; i++) {
-      await createWebhook(api, acc, `https://localhost:${port}/h${i}`, ["inbox.created"], "bench-secret-0123456789");
-    }
-    t.accountId = acc.id;
+    t.accountId = (await webhookAccount(apiAt(t.url), FANOUT, (path) => `https://localhost:${port}${path}`)).id;
     await drain(t, control); // warm-up: connections, JIT
   }
   type Run = Awaited<ReturnType<typeof drain>> & { ratio: number };

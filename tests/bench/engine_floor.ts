@@ -30,7 +30,8 @@
 import type { TestDb } from "../_helpers/db.ts";
 import { createTestDb } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
-import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
+import { apiAt } from "../_helpers/app.ts";
+import { webhookAccount } from "./accounts.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { sleep } from "../_helpers/wait.ts";
@@ -68,16 +69,6 @@ const reset = async (control: number) =>
   await (await fetch(`http://127.0.0.1:${control}/reset?delayMs=0`, { method: "POST" })).text();
 
 /** An account with FANOUT webhooks to the receiver, made through a service's API. */
-async function account(url: string, port: number): Promise<string> {
-  const api = apiAt(url);
-  const acc = await newOperatorAccount(api, "business");
-  await newApiKey(api, acc, "bench");
-  for (let i = 0; i < FANOUT; i++) {
-    await createWebhook(api, acc, `https://localhost:${port}/h${i}`, ["inbox.created"], "bench-secret-0123456789");
-  }
-  return acc.id;
-}
-
 interface Drained {
   rate: number;
   engineUs: number;
@@ -221,9 +212,11 @@ const port = freePort();
 const control = freePort();
 const receiver = await spawnReady(["run", "-A", "tests/bench/receiver_server.ts", String(port), String(control)]);
 const receiverPid = receiver.pid;
+/** The receiver's URL of a webhook, for both engines' accounts. */
+const webhookUrl = (path: string) => `https://localhost:${port}${path}`;
 let service: TreeService | undefined;
+let floor: FloorEngine | undefined;
 const dbs: TestDb[] = [];
-const floors: FloorEngine[] = [];
 try {
   const serviceDb = await createTestDb();
   dbs.push(serviceDb);
@@ -232,13 +225,12 @@ try {
     name: "service",
     pid: service.pid,
     db: serviceDb,
-    accountId: await account(service.url, port),
+    accountId: (await webhookAccount(apiAt(service.url), FANOUT, webhookUrl)).id,
     armed: (flow) => flow(),
   }];
-  const schema = await floorSchema((path) => `https://localhost:${port}${path}`, [FANOUT]);
+  const schema = await floorSchema(webhookUrl, [FANOUT]);
   dbs.push(schema.db);
-  const floor = await startFloorEngine(schema.db, CONCURRENCY);
-  floors.push(floor);
+  floor = await startFloorEngine(schema.db, CONCURRENCY);
   engines.push({
     name: "floor",
     pid: floor.pid,
@@ -250,7 +242,7 @@ try {
   if (mode === "drain") await drainRounds(engines);
   else await latencyRounds(engines);
 } finally {
-  for (const floor of floors) await floor.stop();
+  await floor?.stop();
   await service?.stop();
   for (const d of dbs) await d.close();
   receiver.kill("SIGKILL");

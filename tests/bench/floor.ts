@@ -8,7 +8,8 @@
  */
 import { createTestDb, type TestDb } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
-import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
+import { apiAt } from "../_helpers/app.ts";
+import { webhookAccount } from "./accounts.ts";
 import { ROOT, startTree } from "./trees.ts";
 
 /** The floor engine's schema and its accounts, by their number of webhooks. */
@@ -24,14 +25,7 @@ export async function floorSchema(webhookUrl: (path: string) => string, fanouts:
   try {
     const api = apiAt(setup.url);
     const accounts = new Map<number, string>();
-    for (const fanout of fanouts) {
-      const acc = await newOperatorAccount(api, "business");
-      await newApiKey(api, acc, "bench");
-      for (let i = 0; i < fanout; i++) {
-        await createWebhook(api, acc, webhookUrl(`/h${i}`), ["inbox.created"], "bench-secret-0123456789");
-      }
-      accounts.set(fanout, acc.id);
-    }
+    for (const fanout of fanouts) accounts.set(fanout, (await webhookAccount(api, fanout, webhookUrl)).id);
     return { db, accounts };
   } finally {
     await setup.stop("SIGTERM");

@@ -29,6 +29,7 @@ const CONCURRENCY = Number(concurrencyArg ?? 32);
 /** Reserved ahead of free slots, as the service's claim does (four times the caps). */
 const RESERVE = 4 * CONCURRENCY;
 const WORKER = "floor";
+/** The webhooks' secret, as accounts.ts sets it (BENCH_SECRET; not imported: that module loads the test helpers). */
 const SECRET = "bench-secret-0123456789";
 
 const sql = postgres(url, { max: 4, onnotice: () => {} });

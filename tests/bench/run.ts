@@ -31,7 +31,8 @@ import { createTestDb, type TestDb } from "../_helpers/db.ts";
 import { serviceEnv, type ServiceProcess, startService } from "../_helpers/process.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { statusKb } from "../_helpers/proc_status.ts";
-import { apiAt, createWebhook, newApiKey, newOperatorAccount } from "../_helpers/app.ts";
+import { apiAt, newOperatorAccount } from "../_helpers/app.ts";
+import { webhookAccount } from "./accounts.ts";
 import { sleep } from "../_helpers/wait.ts";
 import { commitInboxEvents } from "../_helpers/events.ts";
 import { claim, purgeOld as purgeOldDeliveries } from "../../src/deliveries/repo.ts";
@@ -121,15 +122,8 @@ class BenchReceiver {
 }
 
 /** A business account with an API key and `webhooks` webhooks to the receiver. */
-async function account(service: ServiceProcess, receiver: BenchReceiver, webhooks: number) {
-  const api = apiAt(service.url);
-  const acc = await newOperatorAccount(api, "business");
-  const { key } = await newApiKey(api, acc, "bench");
-  const ids: string[] = [];
-  for (let i = 0; i < webhooks; i++) {
-    ids.push(await createWebhook(api, acc, receiver.url(`/h${i}`), ["inbox.created"], "bench-secret-0123456789"));
-  }
-  return { id: acc.id, key, webhooks: ids };
+function account(service: ServiceProcess, receiver: BenchReceiver, webhooks: number) {
+  return webhookAccount(apiAt(service.url), webhooks, (path) => receiver.url(path));
 }
 
 /** Commits `count` events in transactions of `perTx`, as fast as it can. */
