@@ -60,7 +60,6 @@ Deno.test("the service on the embedded database runs the dead-rows sweep at the 
       { DATA_DIR: dataDir, ADMIN_TOKEN, LOG_LEVEL: "info", LOG_FORMAT: "json" },
       { stdout: true },
     );
-    let sweeps: { name: string; count: number }[] = [];
     try {
       // 60 inboxes created and deleted: 60 dead rows in a table with none live, over the threshold of 50.
       const app = apiAt(service.url);
@@ -75,11 +74,14 @@ Deno.test("the service on the embedded database runs the dead-rows sweep at the 
       }
       // Deno.cron runs the sweeps at the start of each minute: past the next one, and the sweeps' own time.
       await sleep(60_000 - Date.now() % 60_000 + 10_000);
-    } finally {
-      assert.equal(await service.stop(), 0);
-      sweeps = (await service.stdout()).split("\n").filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l).properties ?? {}).filter((p) => typeof p.count === "number");
+    } catch (err) {
+      await service.stop();
+      throw err;
     }
+    assert.equal(await service.stop(), 0);
+    const sweeps: { name: string; count: number }[] = (await service.stdout()).split("\n")
+      .filter((l) => l.startsWith("{")).map((l) => JSON.parse(l).properties ?? {})
+      .filter((p) => typeof p.count === "number");
     const vacuumed = sweeps.find((p) => p.name === "dead rows");
     assert.ok(vacuumed, `no dead-rows sweep logged; sweeps logged: ${JSON.stringify(sweeps)}`);
     assert.ok(vacuumed.count > 50, `dead rows vacuumed: ${vacuumed.count}`);
