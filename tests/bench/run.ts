@@ -7,9 +7,10 @@
  *   api        authenticated GET /api/user-webhooks (wrk): bare Deno.serve + postgres.js, this tree, and before
  *              (BEFORE_API), alternately, medians of rounds
  *   deliveries signed deliveries/s from committed events vs plain fetch at the service's concurrency (and at 64),
- *              and the floor engine's (floor_engine.ts: the least an engine that keeps its attempts in PostgreSQL does)
+ *              the floor engine's (floor_engine.ts: the least an engine that keeps its attempts in PostgreSQL does)
+ *              and the engine's before its slots were freed at the exchange's end (BEFORE_ENGINE)
  *   latency    event committed -> receiver, p50/p95/p99 at 50/s and 200/s offered, and 10 webhooks at 200/s (three
- *              runs, each followed by the floor engine's)
+ *              runs, each followed by the floor engine's and by BEFORE_ENGINE's)
  *   backlog    50,000 deliveries released at once: the rate each second (does it drop?), CPU of service and PostgreSQL
  *   growth     delivery throughput with 10^4, 10^6 and 10^7 rows already in deliveries; claim query plan
  *   purge      the retention sweeps' DELETEs at 10^7 rows: time, rows/s, WAL; deliveries/s while they run
@@ -48,6 +49,7 @@ import { CLK_TCK, postgresTicks, postgresTicksUsed, procCpu } from "./proc_cpu.t
 import { spawnReady } from "./trees.ts";
 import { queueBacklog, releaseBacklog } from "./backlog.ts";
 import { type FloorEngine, type FloorSchema, floorSchema, startFloorEngine } from "./floor.ts";
+import { BEFORE_ENGINE, type BeforeEngine, beforeEngine } from "./before_engine.ts";
 import { bareStreamScenario, BEFORE, smtpToFrameScenario, storeCostScenario, streamScenario } from "./events_bench.ts";
 import { apiScenario, BEFORE_API } from "./api_bench.ts";
 import { BEFORE_BATCHED, CACHE, recipientsScenario, smtpLoad, smtpSource, startMailDev } from "./smtp_bench.ts";
@@ -126,9 +128,15 @@ function account(service: ServiceProcess, receiver: BenchReceiver, webhooks: num
   return webhookAccount(apiAt(service.url), webhooks, (path) => receiver.url(path));
 }
 
-/** Commits `count` events in transactions of `perTx`, as fast as it can. */
-async function emitBurst(db: TestDb, accountId: string, count: number, perTx = 100): Promise<void> {
-  await commitInboxEvents(db.sql, accountId, count, perTx);
+/** Commits `count` events in transactions of `perTx`, as fast as it can, through `emit` (an earlier tree's own). */
+async function emitBurst(
+  db: TestDb,
+  accountId: string,
+  count: number,
+  perTx = 100,
+  emit: typeof commitInboxEvents = commitInboxEvents,
+): Promise<void> {
+  await emit(db.sql, accountId, count, perTx);
 }
 
 async function deliveryThroughput(
@@ -164,10 +172,11 @@ async function backlogThroughput(
   accountId: string,
   events: number,
   fanout: number,
+  emit?: typeof commitInboxEvents,
 ): Promise<{ delivered: number; withRelease: number; releaseMs: number; committed: number }> {
   await receiver.reset();
   const emitStarted = performance.now();
-  await queueBacklog(db.sql, accountId, events);
+  await queueBacklog(db.sql, accountId, events, emit);
   const committed = Math.round((events * fanout) / ((performance.now() - emitStarted) / 1000));
   const released = performance.now();
   await releaseBacklog(db.sql);
@@ -403,6 +412,12 @@ const floorEngine = async () => {
   }
   return floor;
 };
+/**
+ * The engine before a slot was free at its exchange's end (before_engine.ts), on a schema of its own with accounts of
+ * 3 and 10 webhooks; set up for the first scenario that runs it, its service started for each of its measurements.
+ */
+let before: BeforeEngine | undefined;
+const beforeTree = async () => before ??= await beforeEngine((path) => receiver.url(path), [3, 10]);
 try {
   const acc = await account(service, receiver, 3);
 
@@ -452,6 +467,12 @@ try {
       await backlogThroughput(f.schema.db, receiver, floorAccount, 200, 3);
       return await backlogThroughput(f.schema.db, receiver, floorAccount, 2000, 3);
     });
+    // And by the engine before this one's slots were freed at the exchange's end.
+    const b = await beforeTree();
+    const beforeBacklog = await b.running(async () => {
+      await backlogThroughput(b.db, receiver, b.accounts.get(3)!, 200, 3, b.emit);
+      return await backlogThroughput(b.db, receiver, b.accounts.get(3)!, 2000, 3, b.emit);
+    });
     const fetchAt: Record<number, number> = {};
     for (const c of concurrencies) fetchAt[c] = await fetchLimit(receiver, 30_000, c);
     const limit = fetchAt[conc]!;
@@ -466,6 +487,15 @@ try {
       against,
     );
     row("deliveries", "the service vs the floor engine", backlog.delivered, floorBacklog.delivered);
+    row(
+      "deliveries",
+      `before (${BEFORE_ENGINE}: each slot held until its result committed), the same backlog`,
+      beforeBacklog.delivered,
+      limit,
+      "",
+      against,
+    );
+    row("deliveries", `the service vs before (${BEFORE_ENGINE})`, backlog.delivered, beforeBacklog.delivered);
     row(
       "deliveries",
       `the same with the release's statement (${backlog.releaseMs} ms) in the clock`,
@@ -498,6 +528,7 @@ try {
       service: svc,
       backlog: backlog.delivered,
       floorBacklog: floorBacklog.delivered,
+      beforeBacklog: beforeBacklog.delivered,
       backlogWithRelease: backlog.withRelease,
       releaseMs: backlog.releaseMs,
       committed: backlog.committed,
@@ -522,19 +553,28 @@ try {
      * One flow of `rate` events a second for 5 s to the account `accountId` of `flowDb`, whose `fanout` webhooks
      * each get every event: receipt and commit latencies.
      */
-    const flow = async (flowDb: TestDb, rate: number, accountId: string, fanout: number) => {
+    const flow = async (
+      flowDb: TestDb,
+      rate: number,
+      accountId: string,
+      fanout: number,
+      emit?: typeof commitInboxEvents,
+    ) => {
       await receiver.reset();
       const total = rate * 5;
       // Each event's own time from its emit to its commit, before any attempt of it exists: one account's events
       // commit one after the other (its lock is held to the commit, src/events/repo.ts).
-      const commits = await steadily(total, rate, () => emitBurst(flowDb, accountId, 1, 1));
+      const commits = await steadily(total, rate, () => emitBurst(flowDb, accountId, 1, 1, emit));
       await receiver.waitFor(total * fanout, 60_000);
       return { sorted: (await receiver.stats()).latencies.sort((a, b) => a - b), commits };
     };
     await f.engine.armed(() => flow(f.schema.db, 200, floorTen, 10)); // warm-up: connections, JIT
     const flows = [[50, single], [200, single], [200, ten], [200, ten], [200, ten]] as const;
+    const b = await beforeTree();
+    const beforeTen = b.accounts.get(10)!;
     const tenP95s: number[] = [];
     const floorP95s: number[] = [];
+    const beforeP95s: number[] = [];
     for (const [rate, target] of flows) {
       const fanout = target.webhooks.length;
       const { sorted, commits } = await flow(db, rate, target.id, fanout);
@@ -558,6 +598,15 @@ try {
       floorP95s.push(fp[1]!);
       row("latency", `${name}, the floor engine, p50/p95/p99 ms`, fp.join("/"));
       lat[`${rate}x${fanout}_floor${again ? `_run${again + 1}` : ""}`] = { p50: fp[0], p95: fp[1], p99: fp[2] };
+      // Its service started for the run: the ten webhooks' connections warmed first, as the others' are.
+      const beforeRun = await b.running(async () => {
+        await backlogThroughput(b.db, receiver, beforeTen, 100, fanout, b.emit);
+        return await flow(b.db, rate, beforeTen, fanout, b.emit);
+      });
+      const bp = [50, 95, 99].map((q) => percentile(beforeRun.sorted, q));
+      beforeP95s.push(bp[1]!);
+      row("latency", `${name}, before (${BEFORE_ENGINE}), p50/p95/p99 ms`, bp.join("/"));
+      lat[`${rate}x${fanout}_before${again ? `_run${again + 1}` : ""}`] = { p50: bp[0], p95: bp[1], p99: bp[2] };
     }
     const within = tenP95s.filter((p) => p <= 25).length;
     row(
@@ -573,6 +622,13 @@ try {
       floorP95s.join(" / "),
       "",
       `${floorP95s.filter((p) => p <= 25).length} of ${floorP95s.length} within 25`,
+    );
+    row(
+      "latency",
+      `200/s x 10 webhooks, before (${BEFORE_ENGINE}): p95 of each run, ms`,
+      beforeP95s.join(" / "),
+      "",
+      `${beforeP95s.filter((p) => p <= 25).length} of ${beforeP95s.length} within 25`,
     );
     results.latency = lat;
   }
@@ -1043,6 +1099,7 @@ try {
 } finally {
   await floor?.engine.stop();
   await floor?.schema.db.close();
+  await before?.db.close();
   await service.kill();
   await receiver.close();
   await db.close();
