@@ -29,3 +29,14 @@ export async function webhookAccount(
   }
   return { id: acc.id, key, webhooks: ids };
 }
+
+/** One such account for each of `fanouts`, that many webhooks each: their ids by their number of webhooks. */
+export async function webhookAccounts(
+  api: Api,
+  fanouts: number[],
+  url: (path: string) => string,
+): Promise<Map<number, string>> {
+  const accounts = new Map<number, string>();
+  for (const fanout of fanouts) accounts.set(fanout, (await webhookAccount(api, fanout, url)).id);
+  return accounts;
+}

@@ -13,7 +13,7 @@ import { createTestDb, type TestDb } from "../_helpers/db.ts";
 import type { commitInboxEvents } from "../_helpers/events.ts";
 import { serviceEnv } from "../_helpers/process.ts";
 import { apiAt } from "../_helpers/app.ts";
-import { webhookAccount } from "./accounts.ts";
+import { webhookAccounts } from "./accounts.ts";
 import { startTree, treeAt, type TreeService } from "./trees.ts";
 
 /** The last commit before a slot was free once its exchange ended (1d6bd0c and the engine work after it). */
@@ -41,12 +41,7 @@ export async function beforeEngine(webhookUrl: (path: string) => string, fanouts
       await service.stop("SIGTERM");
     }
   };
-  const accounts = new Map<number, string>();
-  await running(async (service) => {
-    for (const fanout of fanouts) {
-      accounts.set(fanout, (await webhookAccount(apiAt(service.url), fanout, webhookUrl)).id);
-    }
-  });
+  const accounts = await running((service) => webhookAccounts(apiAt(service.url), fanouts, webhookUrl));
   const { commitInboxEvents: emit } = await import(new URL("tests/_helpers/events.ts", root).href);
-  return { db, accounts, emit, running: (fn) => running(fn) };
+  return { db, accounts, emit, running };
 }

@@ -68,7 +68,6 @@ const count = async (control: number): Promise<number> =>
 const reset = async (control: number) =>
   await (await fetch(`http://127.0.0.1:${control}/reset?delayMs=0`, { method: "POST" })).text();
 
-/** An account with FANOUT webhooks to the receiver, made through a service's API. */
 interface Drained {
   rate: number;
   engineUs: number;

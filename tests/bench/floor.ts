@@ -9,7 +9,7 @@
 import { createTestDb, type TestDb } from "../_helpers/db.ts";
 import { serviceEnv } from "../_helpers/process.ts";
 import { apiAt } from "../_helpers/app.ts";
-import { webhookAccount } from "./accounts.ts";
+import { webhookAccounts } from "./accounts.ts";
 import { ROOT, startTree } from "./trees.ts";
 
 /** The floor engine's schema and its accounts, by their number of webhooks. */
@@ -23,10 +23,7 @@ export async function floorSchema(webhookUrl: (path: string) => string, fanouts:
   const db = await createTestDb();
   const setup = await startTree(ROOT, serviceEnv(db), { name: "the floor engine's setup" });
   try {
-    const api = apiAt(setup.url);
-    const accounts = new Map<number, string>();
-    for (const fanout of fanouts) accounts.set(fanout, (await webhookAccount(api, fanout, webhookUrl)).id);
-    return { db, accounts };
+    return { db, accounts: await webhookAccounts(apiAt(setup.url), fanouts, webhookUrl) };
   } finally {
     await setup.stop("SIGTERM");
   }
