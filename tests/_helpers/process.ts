@@ -43,6 +43,8 @@ export interface ServiceProcess {
   stderr(): Promise<string>;
   /** What the process wrote to stdout (only after it exited; empty unless started with `stdout: true`). */
   stdout(): Promise<string>;
+  /** What the process has written to stdout until now, while it runs. */
+  stdoutSoFar(): string;
 }
 
 /**
@@ -114,10 +116,11 @@ async function startServiceOnce(env: Record<string, string>, opts: StartOptions)
     const done = (async () => {
       if (stream) { for await (const chunk of stream) chunks.push(chunk); }
     })();
-    return async () => {
+    const text = () => new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+    return Object.assign(async () => {
       await done;
-      return new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
-    };
+      return text();
+    }, { soFar: text });
   };
   const stderr = drain(child.stderr);
   const stdout = drain(opts.stdout ? child.stdout : null);
@@ -160,6 +163,7 @@ async function startServiceOnce(env: Record<string, string>, opts: StartOptions)
     },
     stderr,
     stdout,
+    stdoutSoFar: stdout.soFar,
   };
 }
 
