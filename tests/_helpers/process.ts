@@ -41,10 +41,10 @@ export interface ServiceProcess {
   kill(): Promise<void>;
   /** What the process wrote to stderr so far (only after it exited). */
   stderr(): Promise<string>;
-  /** What the process wrote to stdout (only after it exited; empty unless started with `stdout: true`). */
+  /** What the process wrote to stdout, its lines joined (only after it exited; empty unless started with `stdout: true`). */
   stdout(): Promise<string>;
-  /** What the process has written to stdout until now, while it runs. */
-  stdoutSoFar(): string;
+  /** The whole lines the process has written to stdout until now, while it runs (`stdout: true`). */
+  stdoutLines: readonly string[];
 }
 
 /**
@@ -111,20 +111,20 @@ async function startServiceOnce(env: Record<string, string>, opts: StartOptions)
     stdout: opts.stdout ? "piped" : "null",
     stderr: "piped",
   }).spawn();
-  const drain = (stream: ReadableStream<Uint8Array> | null) => {
-    const chunks: Uint8Array[] = [];
-    const done = (async () => {
-      if (stream) { for await (const chunk of stream) chunks.push(chunk); }
-    })();
-    const text = () => new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
-    return Object.assign(async () => {
-      await done;
-      return text();
-    }, { soFar: text });
+  const stderrChunks: Uint8Array[] = [];
+  const stderrDone = (async () => {
+    for await (const chunk of child.stderr) stderrChunks.push(chunk);
+  })();
+  const stderr = async () => {
+    await stderrDone;
+    return new TextDecoder().decode(new Uint8Array(stderrChunks.flatMap((c) => [...c])));
   };
-  const stderr = drain(child.stderr);
-  const stdout = drain(opts.stdout ? child.stdout : null);
-  const drained = Promise.all([stderr(), stdout()]);
+  const out = opts.stdout ? collectLines(child.stdout) : { lines: [], done: Promise.resolve() };
+  const stdout = async () => {
+    await out.done;
+    return out.lines.join("\n");
+  };
+  const drained = Promise.all([stderrDone, out.done]);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   let exited: Deno.CommandStatus | undefined;
@@ -163,7 +163,7 @@ async function startServiceOnce(env: Record<string, string>, opts: StartOptions)
     },
     stderr,
     stdout,
-    stdoutSoFar: stdout.soFar,
+    stdoutLines: out.lines,
   };
 }
 

@@ -78,7 +78,7 @@ Deno.test("the service on the embedded database runs the dead-rows sweep at the 
       // within 45 s of its start (the sweeps run one after another on one connection).
       const minute = Math.ceil((Date.now() + 2_000) / 60_000) * 60_000;
       const sweeps = () =>
-        service.stdoutSoFar().split("\n").slice(0, -1).filter((l) => l.startsWith("{"))
+        service.stdoutLines.filter((l) => l.startsWith("{"))
           .map((l) => JSON.parse(l).properties ?? {})
           .filter((p): p is { name: string; count: number } => typeof p.count === "number");
       await waitUntil(
